@@ -1,0 +1,403 @@
+//! Building a [`Trace`] from chat messages, whichever format they came in.
+//!
+//! Importers turn their format into [`Message`]s (a role and typed parts) and hand them to a
+//! [`TraceBuilder`], which creates chunks, pairs tool calls with results and records calls. Two ways
+//! to get calls:
+//! - [`TraceBuilder::push_message`] for a final message list; then
+//!   [`TraceBuilder::reconstruct_calls`]: every assistant message is the output of one call whose
+//!   input is everything before it;
+//! - [`TraceBuilder::intern_message`] + [`TraceBuilder::push_call`] for request/response logs, where
+//!   each call lists its whole input: a message seen before is the same chunk, not a copy.
+
+use crate::model::{
+    Call, Category, Chunk, ChunkId, ChunkMeta, Probe, SourcePos, ToolPair, Trace, Usage,
+};
+use std::collections::hash_map::DefaultHasher;
+use std::collections::{BTreeMap, HashMap};
+use std::hash::{Hash, Hasher};
+
+/// The role of a chat message, normalized across formats.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Role {
+    /// `system` or `developer`.
+    System,
+    /// `user` (or `human`).
+    User,
+    /// `assistant` (or `model`, `ai`).
+    Assistant,
+    /// `tool` / `function` results.
+    Tool,
+    /// Any other role, kept by name.
+    Other(String),
+}
+
+impl Role {
+    /// Maps a role name from any supported format.
+    pub fn parse(name: &str) -> Role {
+        match name {
+            "system" | "developer" => Role::System,
+            "user" | "human" => Role::User,
+            "assistant" | "model" | "ai" | "bot" => Role::Assistant,
+            "tool" | "function" | "ipython" => Role::Tool,
+            other => Role::Other(other.to_string()),
+        }
+    }
+
+    fn default_category(&self) -> Category {
+        match self {
+            Role::System => Category::System,
+            Role::User => Category::User,
+            Role::Assistant => Category::Assistant,
+            Role::Tool => Category::ToolResult,
+            Role::Other(_) => Category::Other,
+        }
+    }
+}
+
+/// One typed part of a message.
+#[derive(Debug, Clone, PartialEq, Hash)]
+pub enum Part {
+    /// Text; its category follows the message role.
+    Text(String),
+    /// Reasoning / thinking text.
+    Reasoning(String),
+    /// A tool call: id, tool name, arguments as the original JSON text.
+    ToolCall {
+        /// Tool call id.
+        id: String,
+        /// Tool name.
+        name: String,
+        /// Arguments, original JSON text.
+        arguments: String,
+    },
+    /// A tool result: id of the call it answers, and its content as text.
+    ToolResult {
+        /// Tool call id this answers.
+        id: String,
+        /// Tool name when the format gives it.
+        name: Option<String>,
+        /// Result content, original text.
+        content: String,
+    },
+    /// Anything else (image, file, unknown block type), kept as descriptive text.
+    Other {
+        /// The source's name for it.
+        kind: String,
+        /// A text rendering.
+        text: String,
+    },
+}
+
+/// A chat message in normalized form.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Message {
+    /// Role.
+    pub role: Option<Role>,
+    /// The original role name (kept in chunk metadata).
+    pub role_name: String,
+    /// The `name` field of the message, or a speaker.
+    pub name: Option<String>,
+    /// Content parts, in order.
+    pub parts: Vec<Part>,
+    /// Category for text parts when it is not the role's default (e.g. a summary).
+    pub category: Option<Category>,
+    /// Extra metadata copied to every chunk made from this message.
+    pub meta: ChunkMeta,
+}
+
+impl Message {
+    /// A message with one text part.
+    pub fn text(role_name: &str, text: impl Into<String>) -> Message {
+        Message {
+            role: Some(Role::parse(role_name)),
+            role_name: role_name.to_string(),
+            parts: vec![Part::Text(text.into())],
+            ..Message::default()
+        }
+    }
+
+    fn role(&self) -> Role {
+        self.role
+            .clone()
+            .unwrap_or_else(|| Role::parse(&self.role_name))
+    }
+
+    fn identity_hash(&self) -> u64 {
+        let mut h = DefaultHasher::new();
+        self.role_name.hash(&mut h);
+        self.name.hash(&mut h);
+        self.parts.hash(&mut h);
+        h.finish()
+    }
+}
+
+/// Options of a call recorded with [`TraceBuilder::push_call`].
+#[derive(Debug, Clone, Default)]
+pub struct CallInfo {
+    /// Model name.
+    pub model: Option<String>,
+    /// Reported usage.
+    pub usage: Option<Usage>,
+    /// Start time.
+    pub started_at: Option<String>,
+    /// End time.
+    pub ended_at: Option<String>,
+    /// Duration in milliseconds.
+    pub latency_ms: Option<f64>,
+    /// Position of the record in the file.
+    pub source: Option<SourcePos>,
+}
+
+/// Builds one [`Trace`]. See the module docs.
+#[derive(Debug, Default)]
+pub struct TraceBuilder {
+    trace: Trace,
+    /// For each pushed message: its chunks and whether it came from an assistant.
+    messages: Vec<(Vec<ChunkId>, bool, Option<CallInfo>)>,
+    /// Chunks of each distinct message, by identity hash, in order of appearance (interning).
+    seen: HashMap<u64, Vec<Vec<ChunkId>>>,
+    pair_index: HashMap<String, usize>,
+    warnings: Vec<String>,
+}
+
+impl TraceBuilder {
+    /// A builder for a trace with this id and format name.
+    pub fn new(id: impl Into<String>, format: &str) -> TraceBuilder {
+        TraceBuilder {
+            trace: Trace {
+                id: id.into(),
+                format: format.to_string(),
+                ..Trace::default()
+            },
+            ..TraceBuilder::default()
+        }
+    }
+
+    /// Sets the trace's main model.
+    pub fn set_model(&mut self, model: Option<String>) {
+        self.trace.model = model;
+    }
+
+    /// Adds a free-form attribute (task id, reward, ...).
+    pub fn attribute(&mut self, key: &str, value: impl Into<String>) {
+        self.trace.attributes.insert(key.to_string(), value.into());
+    }
+
+    /// Adds a probe; its evidence ids are resolved against chunk `dia_id`s when the trace is built.
+    pub fn push_probe(&mut self, probe: Probe) {
+        self.trace.probes.push(probe);
+    }
+
+    /// Number of messages pushed so far.
+    pub fn message_count(&self) -> usize {
+        self.messages.len()
+    }
+
+    /// Appends a message of a final message list and returns its chunks. `call` carries what the
+    /// source knows of the call that produced it (assistant messages only).
+    pub fn push_message(&mut self, message: Message, call: Option<CallInfo>) -> Vec<ChunkId> {
+        let is_assistant = message.role() == Role::Assistant;
+        let ids = self.create_chunks(&message);
+        self.messages.push((ids.clone(), is_assistant, call));
+        ids
+    }
+
+    /// Returns the chunks of `message` as it appears at position `occurrence` among identical
+    /// messages (0 = the first such message), creating them when this occurrence is new. Request/
+    /// response logs resend the whole history each call; interning makes it one chunk per message.
+    pub fn intern_message(&mut self, message: &Message, occurrence: usize) -> Vec<ChunkId> {
+        let hash = message.identity_hash();
+        if let Some(found) = self.seen.get(&hash).and_then(|v| v.get(occurrence)) {
+            return found.clone();
+        }
+        let ids = self.create_chunks(message);
+        self.seen.entry(hash).or_default().push(ids.clone());
+        ids
+    }
+
+    /// Interns a call's whole input message list, in order, and returns the chunk references.
+    pub fn intern_messages(&mut self, messages: &[Message]) -> Vec<ChunkId> {
+        let mut occurrences: HashMap<u64, usize> = HashMap::new();
+        let mut input = Vec::new();
+        for message in messages {
+            let n = occurrences.entry(message.identity_hash()).or_insert(0);
+            input.extend(self.intern_message(message, *n));
+            *n += 1;
+        }
+        input
+    }
+
+    /// Records a call with its input references and output message(s).
+    pub fn push_call(&mut self, input: Vec<ChunkId>, output: Vec<ChunkId>, info: CallInfo) {
+        let index = self.trace.calls.len() as u32;
+        self.trace.calls.push(Call {
+            index,
+            model: info.model,
+            input,
+            output,
+            usage: info.usage.filter(|u| !u.is_empty()),
+            started_at: info.started_at,
+            ended_at: info.ended_at,
+            latency_ms: info.latency_ms,
+            source: info.source,
+        });
+    }
+
+    /// Turns the pushed message list into calls: each assistant message is the output of one call
+    /// whose input is every chunk before it.
+    pub fn reconstruct_calls(&mut self) {
+        let mut before: Vec<ChunkId> = Vec::new();
+        for (ids, is_assistant, info) in std::mem::take(&mut self.messages) {
+            if is_assistant {
+                self.push_call(before.clone(), ids.clone(), info.unwrap_or_default());
+            }
+            before.extend(ids);
+        }
+    }
+
+    /// A warning about this trace, reported with the import.
+    pub fn warn(&mut self, message: impl Into<String>) {
+        self.warnings.push(message.into());
+    }
+
+    /// Finishes the trace: resolves probe evidence, sets the model. Returns the trace and warnings.
+    /// Token counts are filled in later by [`crate::tokens::count_trace`].
+    pub fn finish(mut self) -> (Trace, Vec<String>) {
+        if self.trace.model.is_none() {
+            self.trace.model = self.trace.calls.iter().find_map(|c| c.model.clone());
+        }
+        if !self.trace.probes.is_empty() {
+            let by_dia: HashMap<&str, ChunkId> = self
+                .trace
+                .chunks
+                .iter()
+                .filter_map(|c| c.meta.dia_id.as_deref().map(|d| (d, c.id)))
+                .collect();
+            let mut unresolved = BTreeMap::new();
+            for probe in &mut self.trace.probes {
+                probe.evidence_chunks.clear();
+                for ev in &probe.evidence {
+                    match by_dia.get(ev.as_str()) {
+                        Some(id) => probe.evidence_chunks.push(*id),
+                        None => {
+                            unresolved.insert(ev.clone(), ());
+                        }
+                    }
+                }
+            }
+            if !unresolved.is_empty() {
+                let list: Vec<_> = unresolved.into_keys().collect();
+                self.warnings.push(format!(
+                    "trace {}: {} probe evidence id(s) match no dialogue turn: {}",
+                    self.trace.id,
+                    list.len(),
+                    list.join(", ")
+                ));
+            }
+        }
+        (self.trace, self.warnings)
+    }
+
+    fn create_chunks(&mut self, message: &Message) -> Vec<ChunkId> {
+        let role = message.role();
+        let msg_index = self.messages.len() + self.seen.values().map(Vec::len).sum::<usize>();
+        let mut ids = Vec::with_capacity(message.parts.len().max(1));
+        let parts: Vec<Part> = if message.parts.is_empty() {
+            // An empty message still costs its framing tokens: keep it as an empty chunk.
+            vec![Part::Text(String::new())]
+        } else {
+            message.parts.clone()
+        };
+        let multi = parts.len() > 1;
+        for (i, part) in parts.into_iter().enumerate() {
+            let mut meta = message.meta.clone();
+            meta.role = Some(message.role_name.clone());
+            if meta.speaker.is_none() {
+                meta.speaker = message.name.clone();
+            }
+            let (category, content) = match part {
+                Part::Text(text) => (
+                    message.category.unwrap_or_else(|| role.default_category()),
+                    text,
+                ),
+                Part::Reasoning(text) => (Category::Reasoning, text),
+                Part::ToolCall {
+                    id,
+                    name,
+                    arguments,
+                } => {
+                    meta.tool_name = Some(name);
+                    meta.tool_call_id = Some(id);
+                    (Category::ToolCall, arguments)
+                }
+                Part::ToolResult { id, name, content } => {
+                    meta.tool_name = name.or(meta.tool_name);
+                    meta.tool_call_id = Some(id);
+                    (Category::ToolResult, content)
+                }
+                Part::Other { kind, text } => {
+                    meta.kind = Some(kind);
+                    (Category::Other, text)
+                }
+            };
+            if let (Role::Other(name), None) = (&role, &meta.kind) {
+                meta.kind = Some(name.clone());
+            }
+            let id = ChunkId(self.trace.chunks.len() as u32);
+            let key = match (&meta.dia_id, multi) {
+                (Some(dia), _) => dia.clone(),
+                (None, false) => format!("m{msg_index}"),
+                (None, true) => format!("m{msg_index}.{i}"),
+            };
+            self.pair(category, &meta, id);
+            self.trace.chunks.push(Chunk {
+                id,
+                key,
+                category,
+                content,
+                starts_message: i == 0,
+                content_tokens: 0,
+                tokens: 0,
+                meta,
+            });
+            ids.push(id);
+        }
+        ids
+    }
+
+    fn pair(&mut self, category: Category, meta: &ChunkMeta, id: ChunkId) {
+        let Some(call_id) = meta.tool_call_id.clone() else {
+            return;
+        };
+        let pairs = &mut self.trace.tool_pairs;
+        match category {
+            Category::ToolCall => match self.pair_index.get(&call_id) {
+                Some(&i) if pairs[i].call.is_none() => pairs[i].call = Some(id),
+                _ => {
+                    self.pair_index.insert(call_id.clone(), pairs.len());
+                    pairs.push(ToolPair {
+                        id: call_id,
+                        call: Some(id),
+                        result: None,
+                    });
+                }
+            },
+            Category::ToolResult => match self.pair_index.get(&call_id) {
+                Some(&i) if pairs[i].result.is_none() => pairs[i].result = Some(id),
+                _ => {
+                    self.warnings.push(format!(
+                        "trace {}: tool result {call_id:?} has no matching tool call before it",
+                        self.trace.id
+                    ));
+                    self.pair_index.insert(call_id.clone(), pairs.len());
+                    pairs.push(ToolPair {
+                        id: call_id,
+                        call: None,
+                        result: Some(id),
+                    });
+                }
+            },
+            _ => {}
+        }
+    }
+}

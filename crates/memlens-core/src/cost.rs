@@ -1,0 +1,365 @@
+//! Prices and cost: a dated price table, per-call cost, per-chunk attributed cost, prompt caching.
+//!
+//! The default table is `data/prices.json` in the repository (taken from LiteLLM's public price
+//! list; its header names the source and date); users may load their own with
+//! [`PriceTable::from_json`]. A model the table does not know is *unpriced*: costs are `None`,
+//! never $0.
+//!
+//! Prompt caching is modeled from the call structure: a call's *shared prefix* is the longest run of
+//! chunk references it has in common with the previous call's input, from the start. Providers cache
+//! prefixes, so evicting a chunk from the middle of the context breaks the cache for everything
+//! after it. When a trace reports cache reads, those are used; otherwise, for providers that cache
+//! automatically (OpenAI: prefixes of 1,024 tokens or more, in 128-token steps), the cached part is
+//! derived from the shared prefix.
+
+use crate::model::{ChunkId, Trace};
+use crate::tokens::{call_tokens, CallTokens};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The price table shipped with MemLens.
+pub const DEFAULT_PRICES_JSON: &str = include_str!("../../../data/prices.json");
+
+/// Errors reading a price table.
+#[derive(Debug, thiserror::Error)]
+pub enum PriceError {
+    /// The JSON does not have the price table's shape.
+    #[error("invalid price table at line {line}, column {column}: {message}")]
+    Invalid {
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// What serde expected.
+        message: String,
+    },
+}
+
+/// Prices of one model, USD per million tokens.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelPrice {
+    /// Provider (`openai`, `anthropic`, `google`, ...).
+    #[serde(default)]
+    pub provider: Option<String>,
+    /// Uncached input.
+    pub input: Option<f64>,
+    /// Output.
+    pub output: Option<f64>,
+    /// Input read from the prompt cache.
+    #[serde(default)]
+    pub cache_read: Option<f64>,
+    /// Input written to the prompt cache.
+    #[serde(default)]
+    pub cache_write: Option<f64>,
+    /// Context window in tokens.
+    #[serde(default)]
+    pub context_window: Option<u64>,
+}
+
+/// A price table: header plus prices by model name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PriceTable {
+    /// Where the prices come from.
+    #[serde(default)]
+    pub source: String,
+    /// When they were taken.
+    #[serde(default)]
+    pub retrieved: String,
+    /// Prices by model name.
+    pub models: BTreeMap<String, ModelPrice>,
+}
+
+impl PriceTable {
+    /// Parses a table in the format of `data/prices.json` (USD per 1M tokens).
+    pub fn from_json(text: &str) -> Result<PriceTable, PriceError> {
+        serde_json::from_str(text).map_err(|e| PriceError::Invalid {
+            line: e.line(),
+            column: e.column(),
+            message: e.to_string(),
+        })
+    }
+
+    /// The table shipped with MemLens.
+    pub fn builtin() -> PriceTable {
+        PriceTable::from_json(DEFAULT_PRICES_JSON)
+            .expect("data/prices.json is checked by the test suite and embedded at build time")
+    }
+
+    /// Adds or replaces entries from another table (a user's overrides).
+    pub fn merge(&mut self, other: PriceTable) {
+        self.models.extend(other.models);
+        if !other.source.is_empty() {
+            self.source = format!("{}; overrides: {}", self.source, other.source);
+        }
+    }
+
+    /// Looks a model up: exact name, then without a provider prefix (`openai/gpt-4o`), then the
+    /// longest table name that the model name extends with `-` (`gpt-4o-2024-08-06` -> `gpt-4o`).
+    pub fn lookup(&self, model: &str) -> Option<(&str, &ModelPrice)> {
+        let candidates = [model, model.rsplit('/').next().unwrap_or(model)];
+        for name in candidates {
+            if let Some((k, p)) = self.models.get_key_value(name) {
+                return Some((k.as_str(), p));
+            }
+        }
+        let bare = candidates[1];
+        self.models
+            .iter()
+            .filter(|(k, _)| {
+                bare.len() > k.len() && bare.starts_with(k.as_str()) && bare[k.len()..].starts_with('-')
+            })
+            .max_by_key(|(k, _)| k.len())
+            .map(|(k, p)| (k.as_str(), p))
+    }
+}
+
+/// How the prompt cache is modeled when a trace does not report cache reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CacheModel {
+    /// Shortest prefix that is cached.
+    pub min_prefix_tokens: u64,
+    /// Cached lengths are the minimum plus a multiple of this.
+    pub step_tokens: u64,
+}
+
+impl CacheModel {
+    /// OpenAI's automatic prompt caching.
+    pub const OPENAI: CacheModel = CacheModel {
+        min_prefix_tokens: 1024,
+        step_tokens: 128,
+    };
+
+    /// The automatic cache of a provider; `None` where caching needs explicit markers (Anthropic)
+    /// or is not modeled.
+    pub fn for_provider(provider: Option<&str>) -> Option<CacheModel> {
+        match provider {
+            Some("openai") => Some(CacheModel::OPENAI),
+            _ => None,
+        }
+    }
+
+    /// Tokens served from cache for a shared prefix of `prefix_tokens`.
+    pub fn cached_tokens(&self, prefix_tokens: u64) -> u64 {
+        if prefix_tokens < self.min_prefix_tokens {
+            return 0;
+        }
+        let extra = prefix_tokens - self.min_prefix_tokens;
+        self.min_prefix_tokens + extra / self.step_tokens.max(1) * self.step_tokens.max(1)
+    }
+}
+
+/// Length, in references, of the longest common prefix of two inputs.
+pub fn shared_prefix_len(previous: &[ChunkId], current: &[ChunkId]) -> usize {
+    previous
+        .iter()
+        .zip(current)
+        .take_while(|(a, b)| a == b)
+        .count()
+}
+
+/// Where a call's token figures come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Basis {
+    /// Usage the provider reported.
+    Reported,
+    /// MemLens' own count (and modeled cache).
+    Counted,
+}
+
+/// Tokens and cost of one call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CallCost {
+    /// Call index.
+    pub index: u32,
+    /// Counted tokens.
+    pub counted: CallTokens,
+    /// Reported input tokens, when the trace has them.
+    pub reported_input: Option<u64>,
+    /// Reported minus counted input tokens, when reported.
+    pub input_diff: Option<i64>,
+    /// Tokens of the input prefix shared with the previous call.
+    pub shared_prefix_tokens: u64,
+    /// Input tokens served from cache (reported, or modeled from the shared prefix).
+    pub cached_input: u64,
+    /// Where input/output/cache figures used for cost come from.
+    pub basis: Basis,
+    /// Cost in USD; `None` when the model is unpriced.
+    pub cost_usd: Option<f64>,
+}
+
+/// Attributed cost of one chunk over the run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChunkCost {
+    /// The chunk.
+    pub chunk: ChunkId,
+    /// In how many calls' input it rode along.
+    pub calls_carried: u32,
+    /// Its tokens times the calls carried.
+    pub token_calls: u64,
+    /// Of those, tokens that were served from cache.
+    pub cached_token_calls: u64,
+    /// Input cost attributed to it, cache-aware; `None` when unpriced.
+    pub cost_usd: Option<f64>,
+}
+
+/// Cost analysis of a counted trace.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TraceCost {
+    /// The price entry used (`None`: unpriced).
+    pub priced_as: Option<String>,
+    /// Per call.
+    pub calls: Vec<CallCost>,
+    /// Per chunk, indexed like [`Trace::chunks`].
+    pub chunks: Vec<ChunkCost>,
+    /// Sum of call costs; `None` when any priced figure is missing.
+    pub total_usd: Option<f64>,
+}
+
+fn per_token(price_per_million: f64) -> f64 {
+    price_per_million / 1_000_000.0
+}
+
+/// Computes per-call and per-chunk cost of a trace whose tokens have been counted.
+pub fn trace_cost(trace: &Trace, prices: &PriceTable) -> TraceCost {
+    let tokens = call_tokens(trace);
+    let main = trace.main_model();
+    let mut calls = Vec::with_capacity(trace.calls.len());
+    let mut chunks: Vec<ChunkCost> = trace
+        .chunks
+        .iter()
+        .map(|c| ChunkCost {
+            chunk: c.id,
+            calls_carried: 0,
+            token_calls: 0,
+            cached_token_calls: 0,
+            cost_usd: None,
+        })
+        .collect();
+    let mut chunk_usd = vec![0.0f64; trace.chunks.len()];
+    let mut all_priced = !trace.calls.is_empty();
+    let mut priced_as = None;
+    let mut previous: &[ChunkId] = &[];
+    for (call, counted) in trace.calls.iter().zip(tokens) {
+        let model = call.model.as_deref().or(main);
+        let price = model.and_then(|m| prices.lookup(m));
+        if priced_as.is_none() {
+            priced_as = price.map(|(k, _)| k.to_string());
+        }
+        let prefix = shared_prefix_len(previous, &call.input);
+        let shared_prefix_tokens: u64 = call.input[..prefix]
+            .iter()
+            .map(|&id| u64::from(trace.chunk(id).tokens))
+            .sum();
+        previous = &call.input;
+        let usage = call.usage.unwrap_or_default();
+        let reported_input = usage.input_tokens;
+        let basis = if reported_input.is_some() {
+            Basis::Reported
+        } else {
+            Basis::Counted
+        };
+        let input = reported_input.unwrap_or(counted.input);
+        let output = usage.output_tokens.unwrap_or(counted.output);
+        let cache_write = usage.cache_write_tokens.unwrap_or(0);
+        let cached_input = match usage.cache_read_tokens {
+            Some(n) => n,
+            None if basis == Basis::Reported => 0,
+            None => price
+                .and_then(|(_, p)| CacheModel::for_provider(p.provider.as_deref()))
+                .map_or(0, |m| m.cached_tokens(shared_prefix_tokens)),
+        };
+        let cost_usd = price.and_then(|(_, p)| {
+            let in_price = p.input?;
+            let out_price = p.output?;
+            let read_price = p.cache_read.unwrap_or(in_price);
+            let write_price = p.cache_write.unwrap_or(in_price);
+            let uncached = input.saturating_sub(cached_input).saturating_sub(cache_write);
+            Some(
+                per_token(in_price) * uncached as f64
+                    + per_token(read_price) * cached_input as f64
+                    + per_token(write_price) * cache_write as f64
+                    + per_token(out_price) * output as f64,
+            )
+        });
+        all_priced &= cost_usd.is_some();
+        // Attribute input cost to chunks: the first `cached_input` tokens of the input are the
+        // cached prefix, priced at the cache-read rate.
+        let rates = price.and_then(|(_, p)| Some((p.input?, p.cache_read.or(p.input)?)));
+        let mut position = 0u64;
+        for &id in &call.input {
+            let t = u64::from(trace.chunk(id).tokens);
+            let cached = cached_input.saturating_sub(position).min(t);
+            position += t;
+            let cc = &mut chunks[id.index()];
+            cc.calls_carried += 1;
+            cc.token_calls += t;
+            cc.cached_token_calls += cached;
+            if let Some((in_rate, read_rate)) = rates {
+                chunk_usd[id.index()] +=
+                    per_token(in_rate) * (t - cached) as f64 + per_token(read_rate) * cached as f64;
+            }
+        }
+        calls.push(CallCost {
+            index: call.index,
+            counted,
+            reported_input,
+            input_diff: reported_input.map(|r| r as i64 - counted.input as i64),
+            shared_prefix_tokens,
+            cached_input,
+            basis,
+            cost_usd,
+        });
+    }
+    if priced_as.is_some() {
+        for (cc, usd) in chunks.iter_mut().zip(chunk_usd) {
+            cc.cost_usd = Some(usd);
+        }
+    }
+    let total_usd = if all_priced {
+        Some(calls.iter().filter_map(|c| c.cost_usd).sum())
+    } else {
+        None
+    };
+    TraceCost {
+        priced_as,
+        calls,
+        chunks,
+        total_usd,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_table_parses_and_looks_up() {
+        let t = PriceTable::builtin();
+        assert!(!t.source.is_empty());
+        let (k, p) = t.lookup("gpt-4o").expect("gpt-4o is in the table");
+        assert_eq!(k, "gpt-4o");
+        assert!(p.input.is_some());
+        let (k, _) = t.lookup("gpt-4o-mini-2099-01-01").expect("prefix lookup");
+        assert_eq!(k, "gpt-4o-mini");
+        assert_eq!(t.lookup("openai/gpt-4o").map(|x| x.0), Some("gpt-4o"));
+        assert!(t.lookup("my-own-model").is_none());
+    }
+
+    #[test]
+    fn openai_cache_model_steps() {
+        let m = CacheModel::OPENAI;
+        assert_eq!(m.cached_tokens(1023), 0);
+        assert_eq!(m.cached_tokens(1024), 1024);
+        assert_eq!(m.cached_tokens(1151), 1024);
+        assert_eq!(m.cached_tokens(1152), 1152);
+    }
+
+    #[test]
+    fn shared_prefix() {
+        let a = [ChunkId(0), ChunkId(1), ChunkId(2)];
+        let b = [ChunkId(0), ChunkId(1), ChunkId(3), ChunkId(2)];
+        assert_eq!(shared_prefix_len(&a, &b), 2);
+        assert_eq!(shared_prefix_len(&[], &b), 0);
+    }
+}

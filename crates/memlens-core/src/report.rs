@@ -1,0 +1,201 @@
+//! A trace's summary, as `memlens inspect` prints it and the web app's overview shows it.
+
+use crate::cost::{trace_cost, CallCost, PriceTable};
+use crate::model::{Category, Trace};
+use crate::tokens::encoding_for_model;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Token totals over a trace's distinct chunks.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TokenTotals {
+    /// Sum of every distinct chunk's tokens (the memory, each item once).
+    pub total: u64,
+    /// The same by category; categories with no chunks are left out.
+    pub by_category: BTreeMap<Category, u64>,
+}
+
+/// One of the chunks that cost the most.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TopChunk {
+    /// Stable key.
+    pub key: String,
+    /// Category.
+    pub category: Category,
+    /// Tool name, for tool calls and results.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_name: Option<String>,
+    /// Tokens.
+    pub tokens: u32,
+    /// Calls it rode along in.
+    pub calls_carried: u32,
+    /// Tokens times calls carried.
+    pub token_calls: u64,
+    /// Attributed input cost, `None` when unpriced.
+    pub cost_usd: Option<f64>,
+    /// The first characters of its content, on one line.
+    pub preview: String,
+}
+
+/// Summary of one trace.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TraceSummary {
+    /// Trace id.
+    pub id: String,
+    /// Importer.
+    pub format: String,
+    /// Main model.
+    pub model: Option<String>,
+    /// The encoding counts used, and whether they are estimates.
+    pub encoding: &'static str,
+    /// True when the model is not one whose tokenizer is known: counts are estimates.
+    pub tokens_estimated: bool,
+    /// Number of LLM calls.
+    pub calls: usize,
+    /// Number of distinct chunks.
+    pub chunks: usize,
+    /// Token totals.
+    pub tokens: TokenTotals,
+    /// The largest counted input of any call.
+    pub peak_input_tokens: u64,
+    /// The model's context window, when the price table knows it.
+    pub context_window: Option<u64>,
+    /// Sum of reported input tokens over calls that report usage; `None` when none do.
+    pub reported_input_tokens: Option<u64>,
+    /// Sum of counted input tokens over all calls (every call re-sends its context).
+    pub counted_input_tokens: u64,
+    /// Counted input over the calls that report usage, to compare with `reported_input_tokens`.
+    pub counted_input_tokens_where_reported: Option<u64>,
+    /// Sum of counted output tokens.
+    pub counted_output_tokens: u64,
+    /// Tool pairs whose call is missing.
+    pub orphan_tool_results: usize,
+    /// Tool calls with no result.
+    pub unanswered_tool_calls: usize,
+    /// Probes (questions with evidence).
+    pub probes: usize,
+    /// The price entry used; `None`: unpriced.
+    pub priced_as: Option<String>,
+    /// Total cost; `None` when unpriced.
+    pub cost_usd: Option<f64>,
+    /// Per-call detail: counted vs. reported input, shared prefix, cache, cost.
+    pub calls_detail: Vec<CallCost>,
+    /// The chunks with the highest attributed cost (by token-calls when unpriced).
+    pub top_chunks: Vec<TopChunk>,
+}
+
+/// Summarizes a counted trace. `top` is how many top chunks to list.
+pub fn summarize(trace: &Trace, prices: &PriceTable, top: usize) -> TraceSummary {
+    let cost = trace_cost(trace, prices);
+    let choice = encoding_for_model(trace.main_model());
+    let mut by_category = BTreeMap::new();
+    let mut total = 0u64;
+    for c in &trace.chunks {
+        *by_category.entry(c.category).or_insert(0) += u64::from(c.tokens);
+        total += u64::from(c.tokens);
+    }
+    let reported: Vec<&CallCost> = cost
+        .calls
+        .iter()
+        .filter(|c| c.reported_input.is_some())
+        .collect();
+    let (reported_input_tokens, counted_where_reported) = if reported.is_empty() {
+        (None, None)
+    } else {
+        (
+            Some(reported.iter().filter_map(|c| c.reported_input).sum()),
+            Some(reported.iter().map(|c| c.counted.input).sum()),
+        )
+    };
+    let mut order: Vec<usize> = (0..trace.chunks.len()).collect();
+    order.sort_by(|&a, &b| {
+        let (ca, cb) = (&cost.chunks[a], &cost.chunks[b]);
+        cb.cost_usd
+            .unwrap_or(0.0)
+            .total_cmp(&ca.cost_usd.unwrap_or(0.0))
+            .then(cb.token_calls.cmp(&ca.token_calls))
+            .then(a.cmp(&b))
+    });
+    let top_chunks = order
+        .into_iter()
+        .take(top)
+        .map(|i| {
+            let (chunk, cc) = (&trace.chunks[i], &cost.chunks[i]);
+            TopChunk {
+                key: chunk.key.clone(),
+                category: chunk.category,
+                tool_name: chunk.meta.tool_name.clone(),
+                tokens: chunk.tokens,
+                calls_carried: cc.calls_carried,
+                token_calls: cc.token_calls,
+                cost_usd: cc.cost_usd,
+                preview: preview(&chunk.content, 80),
+            }
+        })
+        .collect();
+    let context_window = cost
+        .priced_as
+        .as_deref()
+        .and_then(|k| prices.models.get(k))
+        .and_then(|p| p.context_window);
+    TraceSummary {
+        id: trace.id.clone(),
+        format: trace.format.clone(),
+        model: trace.main_model().map(str::to_string),
+        encoding: choice.encoding.name(),
+        tokens_estimated: choice.estimated,
+        calls: trace.calls.len(),
+        chunks: trace.chunks.len(),
+        tokens: TokenTotals { total, by_category },
+        peak_input_tokens: cost.calls.iter().map(|c| c.counted.input).max().unwrap_or(0),
+        context_window,
+        reported_input_tokens,
+        counted_input_tokens: cost.calls.iter().map(|c| c.counted.input).sum(),
+        counted_input_tokens_where_reported: counted_where_reported,
+        counted_output_tokens: cost.calls.iter().map(|c| c.counted.output).sum(),
+        orphan_tool_results: trace.orphan_results().count(),
+        unanswered_tool_calls: trace.unanswered_calls().count(),
+        probes: trace.probes.len(),
+        priced_as: cost.priced_as,
+        cost_usd: cost.total_usd,
+        calls_detail: cost.calls,
+        top_chunks,
+    }
+}
+
+/// The first `max_chars` characters of `text` on one line, whitespace runs collapsed.
+pub fn preview(text: &str, max_chars: usize) -> String {
+    let mut out = String::new();
+    let mut count = 0;
+    for word in text.split_whitespace() {
+        if count > 0 {
+            if count >= max_chars {
+                out.push('…');
+                return out;
+            }
+            out.push(' ');
+            count += 1;
+        }
+        for ch in word.chars() {
+            if count >= max_chars {
+                out.push('…');
+                return out;
+            }
+            out.push(ch);
+            count += 1;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::preview;
+
+    #[test]
+    fn preview_collapses_whitespace_and_cuts_on_chars() {
+        assert_eq!(preview("a\n\n  b", 10), "a b");
+        assert_eq!(preview("héllo wörld", 5), "héllo…");
+        assert_eq!(preview("", 5), "");
+    }
+}

@@ -1,0 +1,213 @@
+//! Exact token counts with the model's encoding (tiktoken-rs), and the chat format's framing.
+//!
+//! Encodings: o200k for the gpt-4o / gpt-4.1 / o-series / gpt-5 families, cl100k for gpt-4 and
+//! gpt-3.5; any model tiktoken-rs does not know (Claude, Gemini, Llama, ...) is counted with o200k and
+//! the count is marked estimated. Framing follows OpenAI's cookbook (as tiktoken-rs'
+//! `num_tokens_from_messages` does): 3 tokens per message plus the role, 1 plus the name when a
+//! message has one, 1 plus the tool name per tool call, and 3 tokens priming every reply.
+
+use crate::model::{Category, Trace};
+use serde::{Deserialize, Serialize};
+use tiktoken_rs::tokenizer::{get_tokenizer, Tokenizer};
+use tiktoken_rs::CoreBPE;
+
+/// Framing tokens per chat message (`<|start|>role<|message|>...<|end|>` minus the role).
+pub const TOKENS_PER_MESSAGE: u32 = 3;
+/// Extra tokens when a message has a `name`.
+pub const TOKENS_PER_NAME: u32 = 1;
+/// Extra tokens per tool call beyond its name and arguments.
+pub const TOKENS_PER_TOOL_CALL: u32 = 1;
+/// Tokens priming the assistant's reply, once per call.
+pub const REPLY_PRIMING_TOKENS: u32 = 3;
+
+/// A BPE encoding MemLens counts with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Encoding {
+    /// gpt-4o, gpt-4.1, o1/o3/o4, gpt-5 families; also the default for unknown models.
+    O200kBase,
+    /// gpt-4, gpt-3.5-turbo.
+    Cl100kBase,
+}
+
+impl Encoding {
+    /// The encoding's tiktoken name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Encoding::O200kBase => "o200k_base",
+            Encoding::Cl100kBase => "cl100k_base",
+        }
+    }
+
+    fn bpe(self) -> &'static CoreBPE {
+        // The singletons build each encoder once per process (~130 ms for o200k).
+        match self {
+            Encoding::O200kBase => tiktoken_rs::o200k_base_singleton(),
+            Encoding::Cl100kBase => tiktoken_rs::cl100k_base_singleton(),
+        }
+    }
+}
+
+/// The encoding chosen for a model, and whether the count is exact for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EncodingChoice {
+    /// The encoding.
+    pub encoding: Encoding,
+    /// True when the model is not an OpenAI model tiktoken knows: the count is an estimate.
+    pub estimated: bool,
+}
+
+/// Chooses the encoding for a model name (`None`: no model in the trace, default, estimated).
+pub fn encoding_for_model(model: Option<&str>) -> EncodingChoice {
+    let estimated = EncodingChoice {
+        encoding: Encoding::O200kBase,
+        estimated: true,
+    };
+    let Some(model) = model else {
+        return estimated;
+    };
+    // Provider prefixes as LiteLLM and OpenRouter write them: "openai/gpt-4o", "azure/gpt-4o".
+    let bare = model.rsplit('/').next().unwrap_or(model);
+    match get_tokenizer(bare) {
+        Some(Tokenizer::O200kBase) => EncodingChoice {
+            encoding: Encoding::O200kBase,
+            estimated: false,
+        },
+        Some(Tokenizer::Cl100kBase) => EncodingChoice {
+            encoding: Encoding::Cl100kBase,
+            estimated: false,
+        },
+        _ => estimated,
+    }
+}
+
+/// Counts tokens with one encoding.
+#[derive(Clone, Copy)]
+pub struct TokenCounter {
+    choice: EncodingChoice,
+    bpe: &'static CoreBPE,
+}
+
+impl std::fmt::Debug for TokenCounter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TokenCounter").field("choice", &self.choice).finish()
+    }
+}
+
+impl TokenCounter {
+    /// A counter for this encoding choice. Builds the encoder on first use in the process.
+    pub fn new(choice: EncodingChoice) -> TokenCounter {
+        TokenCounter {
+            choice,
+            bpe: choice.encoding.bpe(),
+        }
+    }
+
+    /// A counter for a model name.
+    pub fn for_model(model: Option<&str>) -> TokenCounter {
+        TokenCounter::new(encoding_for_model(model))
+    }
+
+    /// The encoding and whether counts are estimates.
+    pub fn choice(&self) -> EncodingChoice {
+        self.choice
+    }
+
+    /// Tokens of `text`, special-token text counted as ordinary text (as the APIs do for content).
+    pub fn count(&self, text: &str) -> u32 {
+        if text.is_empty() {
+            return 0;
+        }
+        saturate(self.bpe.encode_ordinary(text).len())
+    }
+}
+
+fn saturate(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// Token totals of one call, from the counted chunks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct CallTokens {
+    /// Input tokens: every input chunk's tokens plus the reply priming.
+    pub input: u64,
+    /// Output tokens: every output chunk's tokens.
+    pub output: u64,
+}
+
+/// Fills `content_tokens` and `tokens` of every chunk of the trace with `counter`.
+pub fn count_trace(trace: &mut Trace, counter: &TokenCounter) {
+    for chunk in &mut trace.chunks {
+        chunk.content_tokens = counter.count(&chunk.content);
+        let mut framing = 0;
+        if chunk.starts_message {
+            framing += TOKENS_PER_MESSAGE;
+            framing += counter.count(chunk.meta.role.as_deref().unwrap_or(""));
+            // A speaker name is sent as the message `name` only for chat messages that had one.
+            if chunk.meta.dia_id.is_none() {
+                if let Some(name) = chunk.meta.speaker.as_deref() {
+                    framing += TOKENS_PER_NAME + counter.count(name);
+                }
+            }
+        }
+        if chunk.category == Category::ToolCall {
+            framing += TOKENS_PER_TOOL_CALL;
+            framing += counter.count(chunk.meta.tool_name.as_deref().unwrap_or(""));
+        }
+        chunk.tokens = chunk.content_tokens.saturating_add(framing);
+    }
+}
+
+/// Input and output token totals of every call of a counted trace.
+pub fn call_tokens(trace: &Trace) -> Vec<CallTokens> {
+    trace
+        .calls
+        .iter()
+        .map(|call| CallTokens {
+            input: call
+                .input
+                .iter()
+                .map(|&id| u64::from(trace.chunk(id).tokens))
+                .sum::<u64>()
+                + u64::from(REPLY_PRIMING_TOKENS),
+            output: call
+                .output
+                .iter()
+                .map(|&id| u64::from(trace.chunk(id).tokens))
+                .sum(),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn model_families_map_to_their_encodings() {
+        for m in ["gpt-4o", "gpt-4o-2024-08-06", "gpt-4.1-mini", "o3", "gpt-5", "openai/gpt-4o"] {
+            let c = encoding_for_model(Some(m));
+            assert_eq!(c.encoding, Encoding::O200kBase, "{m}");
+            assert!(!c.estimated, "{m}");
+        }
+        for m in ["gpt-4", "gpt-4-0613", "gpt-3.5-turbo"] {
+            assert_eq!(encoding_for_model(Some(m)).encoding, Encoding::Cl100kBase, "{m}");
+        }
+        for m in [Some("claude-3-5-sonnet-20241022"), Some("gemini-2.5-pro"), None] {
+            let c = encoding_for_model(m);
+            assert_eq!(c.encoding, Encoding::O200kBase);
+            assert!(c.estimated);
+        }
+    }
+
+    #[test]
+    fn counts_known_strings() {
+        let o200k = TokenCounter::for_model(Some("gpt-4o"));
+        assert_eq!(o200k.count("hello world"), 2);
+        assert_eq!(o200k.count(""), 0);
+        // Special-token text in content is ordinary text, not a control token.
+        assert!(o200k.count("<|endoftext|>") > 1);
+        let cl100k = TokenCounter::for_model(Some("gpt-4"));
+        assert_eq!(cl100k.count("hello world"), 2);
+    }
+}
