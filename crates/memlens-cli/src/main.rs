@@ -1,1 +1,221 @@
-fn main(){}
+//! `memlens`: inspect agent traces from the command line.
+//!
+//! ```text
+//! memlens inspect trace.json [--format F] [--json] [--model M] [--prices FILE]
+//! memlens convert trace.json -o trace.memlens.jsonl
+//! memlens formats
+//! ```
+
+use clap::{Parser, Subcommand};
+use memlens_core::cost::PriceTable;
+use memlens_core::report::{summarize, TraceSummary};
+use memlens_core::Trace;
+use memlens_import::{import, Import, ImportOptions, Warning, IMPORTERS};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+mod human;
+
+#[derive(Parser)]
+#[command(name = "memlens", version, about = "See and manage what your LLM agent re-sends every call")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Calls, chunks, tokens by category, reported vs. counted input tokens, cost, costliest chunks.
+    Inspect {
+        /// Trace files (any supported format; see `memlens formats`).
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Skip format sniffing and read the files as this format.
+        #[arg(long)]
+        format: Option<String>,
+        /// Print one JSON document instead of tables.
+        #[arg(long)]
+        json: bool,
+        /// Count and price as this model, whatever the trace says.
+        #[arg(long)]
+        model: Option<String>,
+        /// A price table (JSON, like data/prices.json) whose entries override the built-in ones.
+        #[arg(long)]
+        prices: Option<PathBuf>,
+        /// How many costliest chunks to list.
+        #[arg(long, default_value_t = 10)]
+        top: usize,
+        /// With --json: include every chunk (key, category, tokens, content).
+        #[arg(long)]
+        chunks: bool,
+    },
+    /// Convert a trace file to the native MemLens JSON Lines format.
+    Convert {
+        /// The trace file.
+        file: PathBuf,
+        /// Output file.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Skip format sniffing.
+        #[arg(long)]
+        format: Option<String>,
+        /// Count as this model.
+        #[arg(long)]
+        model: Option<String>,
+    },
+    /// List the formats MemLens reads.
+    Formats,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli.command) {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("memlens: error: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// One chunk in `--json --chunks` output.
+#[derive(Serialize)]
+struct ChunkRow<'a> {
+    key: &'a str,
+    category: memlens_core::Category,
+    content_tokens: u32,
+    tokens: u32,
+    content: &'a str,
+}
+
+#[derive(Serialize)]
+struct TraceOut<'a> {
+    file: String,
+    #[serde(flatten)]
+    summary: TraceSummary,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    chunk_list: Option<Vec<ChunkRow<'a>>>,
+}
+
+#[derive(Serialize)]
+struct JsonOut<'a> {
+    traces: Vec<TraceOut<'a>>,
+    warnings: Vec<String>,
+    warning_count: usize,
+    errors: Vec<String>,
+    prices_source: String,
+}
+
+fn read(path: &Path) -> Result<Vec<u8>, String> {
+    std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn run(command: Command) -> Result<ExitCode, String> {
+    match command {
+        Command::Formats => {
+            for i in IMPORTERS {
+                println!("{:<10} {}", i.name(), i.description());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Convert { file, output, format, model } => {
+            let bytes = read(&file)?;
+            let result = import(&file.display().to_string(), &bytes, &ImportOptions { format, model })
+                .map_err(|e| e.to_string())?;
+            print_warnings(&result.warnings, result.warning_count);
+            std::fs::write(&output, memlens_import::native::write(&result.traces))
+                .map_err(|e| format!("{}: {e}", output.display()))?;
+            eprintln!("wrote {} trace(s) to {}", result.traces.len(), output.display());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Inspect { files, format, json, model, prices, top, chunks } => {
+            let mut table = PriceTable::builtin();
+            if let Some(path) = prices {
+                let text = String::from_utf8(read(&path)?)
+                    .map_err(|e| format!("{}: not UTF-8: {e}", path.display()))?;
+                let user = PriceTable::from_json(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+                table.merge(user);
+            }
+            let options = ImportOptions { format, model };
+            let mut imports: Vec<(String, Import)> = Vec::new();
+            let mut errors = Vec::new();
+            for path in &files {
+                let name = path.display().to_string();
+                match read(path).and_then(|b| import(&name, &b, &options).map_err(|e| e.to_string())) {
+                    Ok(result) => imports.push((name, result)),
+                    Err(e) => errors.push(e),
+                }
+            }
+            if json {
+                print_json(&imports, &errors, &table, top, chunks)?;
+            } else {
+                for e in &errors {
+                    eprintln!("memlens: error: {e}");
+                }
+                for (name, result) in &imports {
+                    let summaries: Vec<TraceSummary> =
+                        result.traces.iter().map(|t| summarize(t, &table, top)).collect();
+                    human::print_file(name, result, &summaries, top);
+                    print_warnings(&result.warnings, result.warning_count);
+                }
+            }
+            Ok(if errors.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+        }
+    }
+}
+
+fn print_warnings(warnings: &[Warning], total: usize) {
+    const SHOWN: usize = 10;
+    for w in warnings.iter().take(SHOWN) {
+        eprintln!("warning: {w}");
+    }
+    if total > SHOWN {
+        eprintln!("warning: ... and {} more warning(s)", total - SHOWN);
+    }
+}
+
+fn chunk_rows(trace: &Trace) -> Vec<ChunkRow<'_>> {
+    trace
+        .chunks
+        .iter()
+        .map(|c| ChunkRow {
+            key: &c.key,
+            category: c.category,
+            content_tokens: c.content_tokens,
+            tokens: c.tokens,
+            content: &c.content,
+        })
+        .collect()
+}
+
+fn print_json(
+    imports: &[(String, Import)],
+    errors: &[String],
+    table: &PriceTable,
+    top: usize,
+    chunks: bool,
+) -> Result<(), String> {
+    let mut out = JsonOut {
+        traces: Vec::new(),
+        warnings: Vec::new(),
+        warning_count: 0,
+        errors: errors.to_vec(),
+        prices_source: format!("{} ({})", table.source, table.retrieved),
+    };
+    for (name, result) in imports {
+        out.warnings.extend(result.warnings.iter().map(ToString::to_string));
+        out.warning_count += result.warning_count;
+        for trace in &result.traces {
+            out.traces.push(TraceOut {
+                file: name.clone(),
+                summary: summarize(trace, table, top),
+                chunk_list: chunks.then(|| chunk_rows(trace)),
+            });
+        }
+    }
+    let stdout = std::io::stdout();
+    serde_json::to_writer(stdout.lock(), &out).map_err(|e| format!("writing JSON: {e}"))?;
+    println!();
+    Ok(())
+}

@@ -122,7 +122,8 @@ impl Message {
             .unwrap_or_else(|| Role::parse(&self.role_name))
     }
 
-    fn identity_hash(&self) -> u64 {
+    /// A hash of role, name and parts: equal messages hash equal (used to intern resent history).
+    pub fn identity_hash(&self) -> u64 {
         let mut h = DefaultHasher::new();
         self.role_name.hash(&mut h);
         self.name.hash(&mut h);

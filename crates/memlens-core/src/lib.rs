@@ -15,7 +15,8 @@
 //! b.reconstruct_calls();
 //! let (mut trace, warnings) = b.finish();
 //! assert!(warnings.is_empty());
-//! tokens::count_trace(&mut trace, &tokens::TokenCounter::for_model(trace.main_model()));
+//! let counter = tokens::TokenCounter::for_model(trace.main_model());
+//! tokens::count_trace(&mut trace, &counter);
 //!
 //! let summary = report::summarize(&trace, &PriceTable::builtin(), 10);
 //! assert_eq!(summary.calls, 1);

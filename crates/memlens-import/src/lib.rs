@@ -1,0 +1,200 @@
+//! MemLens importers: the bytes of a trace file in, [`memlens_core::Trace`]s with exact token counts
+//! out. One importer per format, each a [`Importer`] in the static list [`IMPORTERS`]; the format is
+//! sniffed from the content unless the caller names it.
+//!
+//! ```
+//! use memlens_import::{import, ImportOptions};
+//!
+//! let file = br#"{"model": "gpt-4o", "messages": [
+//!     {"role": "user", "content": "What is 2+2?"},
+//!     {"role": "assistant", "content": "4"}]}"#;
+//! let result = import("chat.json", file, &ImportOptions::default()).unwrap();
+//! assert_eq!(result.format, "openai");
+//! let trace = &result.traces[0];
+//! assert_eq!(trace.calls.len(), 1);
+//! assert_eq!(trace.chunks[0].content_tokens, 6);
+//! ```
+//!
+//! Pure like the core: no file system, no clock. Bad input never panics: an unusable file is an
+//! [`ImportError`] naming the file and the line or record; recoverable problems are [`Warning`]s.
+
+mod anthropic;
+pub mod document;
+mod error;
+mod json;
+mod locomo;
+mod logs;
+pub mod native;
+mod openai;
+mod otel;
+mod tau;
+
+pub use error::{ImportError, Location, Warning};
+
+use document::Document;
+use memlens_core::builder::TraceBuilder;
+use memlens_core::tokens::{count_trace, TokenCounter};
+use memlens_core::Trace;
+use serde_json::Value;
+
+/// One trace format.
+pub trait Importer: Sync {
+    /// The name used by `--format` and reported as the trace's format.
+    fn name(&self) -> &'static str;
+    /// One line on what it reads.
+    fn description(&self) -> &'static str;
+    /// Whether `first` (the whole document, or its first JSON Lines record) looks like this format.
+    fn sniff(&self, first: &Value) -> bool;
+    /// Reads the document.
+    fn import(&self, doc: &Document, cx: &mut Context<'_>) -> Result<Vec<Trace>, ImportError>;
+}
+
+/// Every importer, in sniffing order: the most specific shapes first.
+pub static IMPORTERS: &[&dyn Importer] = &[
+    &native::Native,
+    &otel::Otel,
+    &locomo::Locomo,
+    &tau::TauBench,
+    &anthropic::Anthropic,
+    &openai::OpenAi,
+];
+
+/// What the caller may set.
+#[derive(Debug, Clone, Default)]
+pub struct ImportOptions {
+    /// Skip sniffing and use this importer (its [`Importer::name`]).
+    pub format: Option<String>,
+    /// Count and price as this model, whatever the trace says.
+    pub model: Option<String>,
+}
+
+/// The result of an import.
+#[derive(Debug, Clone)]
+pub struct Import {
+    /// The importer used.
+    pub format: &'static str,
+    /// The traces, tokens counted.
+    pub traces: Vec<Trace>,
+    /// Recoverable problems (at most [`MAX_WARNINGS`] kept).
+    pub warnings: Vec<Warning>,
+    /// All warnings, including those not kept.
+    pub warning_count: usize,
+}
+
+/// How many warnings are kept in full; the rest are only counted.
+pub const MAX_WARNINGS: usize = 200;
+
+/// Collects warnings while an importer runs.
+#[derive(Debug)]
+pub struct Context<'a> {
+    file: &'a str,
+    warnings: Vec<Warning>,
+    warning_count: usize,
+}
+
+impl<'a> Context<'a> {
+    fn new(file: &'a str) -> Context<'a> {
+        Context {
+            file,
+            warnings: Vec::new(),
+            warning_count: 0,
+        }
+    }
+
+    /// Records a recoverable problem.
+    pub fn warn(&mut self, location: Location, message: impl Into<String>) {
+        self.warning_count += 1;
+        if self.warnings.len() < MAX_WARNINGS {
+            self.warnings.push(Warning {
+                file: self.file.to_string(),
+                location,
+                message: message.into(),
+            });
+        }
+    }
+
+    /// An error for unusable content at `location`.
+    pub fn invalid(&self, location: Location, message: impl Into<String>) -> ImportError {
+        ImportError::Invalid {
+            file: self.file.to_string(),
+            location,
+            message: message.into(),
+        }
+    }
+
+    /// Finishes a builder, keeping its warnings.
+    pub fn finish(&mut self, builder: TraceBuilder, location: Location) -> Trace {
+        let (trace, warnings) = builder.finish();
+        for w in warnings {
+            self.warn(location, w);
+        }
+        trace
+    }
+}
+
+/// Finds the importer named `name`.
+pub fn importer_named(name: &str) -> Result<&'static dyn Importer, ImportError> {
+    IMPORTERS
+        .iter()
+        .copied()
+        .find(|i| i.name() == name)
+        .ok_or_else(|| ImportError::UnknownFormat {
+            name: name.to_string(),
+            known: IMPORTERS.iter().map(|i| i.name()).collect::<Vec<_>>().join(", "),
+        })
+}
+
+/// Which importer would read `doc`, if any.
+pub fn sniff(doc: &Document) -> Option<&'static dyn Importer> {
+    let first = doc.first_value()?;
+    IMPORTERS.iter().copied().find(|i| i.sniff(first))
+}
+
+const EXPECTED: &str = "OpenAI or Anthropic messages or request/response logs, OTLP JSON spans, \
+tau-bench trajectories, LoCoMo conversations, or MemLens JSON Lines";
+
+/// Imports a trace file: decode, parse, sniff (or `options.format`), import, count tokens.
+pub fn import(file: &str, bytes: &[u8], options: &ImportOptions) -> Result<Import, ImportError> {
+    let (doc, bad_utf8) = document::parse(file, bytes)?;
+    let mut cx = Context::new(file);
+    if let Some(offset) = bad_utf8 {
+        cx.warn(
+            Location::default(),
+            format!("invalid UTF-8 at byte offset {offset}; invalid sequences replaced with U+FFFD"),
+        );
+    }
+    if let Document::Lines(records) = &doc {
+        for (i, r) in records.iter().enumerate() {
+            if let Err(e) = &r.value {
+                cx.warn(Location::record(i, Some(r.line)), format!("skipped: {e}"));
+            }
+        }
+    }
+    let importer = match &options.format {
+        Some(name) => importer_named(name)?,
+        None => sniff(&doc).ok_or_else(|| ImportError::Unrecognized {
+            file: file.to_string(),
+            found: doc.first_value().map_or_else(|| "no value".into(), json::describe),
+            expected: EXPECTED,
+        })?,
+    };
+    let mut traces = importer.import(&doc, &mut cx)?;
+    if traces.is_empty() {
+        return Err(cx.invalid(
+            Location::default(),
+            format!("no traces found in this {} file", importer.name()),
+        ));
+    }
+    for trace in &mut traces {
+        if let Some(model) = &options.model {
+            trace.model = Some(model.clone());
+        }
+        count_trace(trace, &TokenCounter::for_model(trace.main_model()));
+    }
+    Ok(Import {
+        format: importer.name(),
+        traces,
+        warning_count: cx.warning_count,
+        warnings: cx.warnings,
+    })
+}

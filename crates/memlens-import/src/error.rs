@@ -1,0 +1,109 @@
+//! Import errors and warnings. Every message names the file and, where it can, the line or record.
+
+use serde::Serialize;
+use std::fmt;
+
+/// An import that cannot produce any trace.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ImportError {
+    /// Zero bytes, or only whitespace.
+    #[error("{file}: the file is empty (expected a JSON or JSON Lines trace)")]
+    Empty {
+        /// File name.
+        file: String,
+    },
+    /// The bytes are not JSON (nor JSON Lines).
+    #[error("{file}:{line}:{column}: invalid JSON: {message}")]
+    Json {
+        /// File name.
+        file: String,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// What the parser expected.
+        message: String,
+    },
+    /// Valid JSON that no importer recognizes.
+    #[error("{file}: not a trace format MemLens reads ({found}); expected {expected}")]
+    Unrecognized {
+        /// File name.
+        file: String,
+        /// What the top level looks like.
+        found: String,
+        /// What the importers accept.
+        expected: &'static str,
+    },
+    /// `--format` named a format that does not exist.
+    #[error("unknown format {name:?}; known formats: {known}")]
+    UnknownFormat {
+        /// The name given.
+        name: String,
+        /// The known names.
+        known: String,
+    },
+    /// The format was recognized but the content is unusable.
+    #[error("{file}: {location}: {message}")]
+    Invalid {
+        /// File name.
+        file: String,
+        /// Where (record index and line when known).
+        location: Location,
+        /// What was expected.
+        message: String,
+    },
+}
+
+/// A place in the input file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct Location {
+    /// 1-based line (JSON Lines), when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+    /// 0-based record index (array element or JSON Lines record), when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub record: Option<usize>,
+}
+
+impl Location {
+    /// Record `record` at `line` (lines are known for JSON Lines).
+    pub fn record(record: usize, line: Option<usize>) -> Location {
+        Location {
+            line,
+            record: Some(record),
+        }
+    }
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.line, self.record) {
+            (Some(l), Some(r)) => write!(f, "line {l} (record {r})"),
+            (Some(l), None) => write!(f, "line {l}"),
+            (None, Some(r)) => write!(f, "record {r}"),
+            (None, None) => f.write_str("top level"),
+        }
+    }
+}
+
+/// A recoverable problem: the rest of the file still loads.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Warning {
+    /// File name.
+    pub file: String,
+    /// Where, when known.
+    #[serde(flatten)]
+    pub location: Location,
+    /// What happened and what was done about it.
+    pub message: String,
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.location == Location::default() {
+            write!(f, "{}: {}", self.file, self.message)
+        } else {
+            write!(f, "{}: {}: {}", self.file, self.location, self.message)
+        }
+    }
+}

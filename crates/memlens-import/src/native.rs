@@ -1,0 +1,168 @@
+//! The native MemLens format: JSON Lines that round-trip everything the trace model holds. It is
+//! what the web app and the npm package export and import. Specified in `docs/native-format.md`.
+//!
+//! ```text
+//! {"$schema":"https://memlens.dev/schema/trace-v1.json","type":"memlens","version":1}
+//! {"type":"trace","id":"run-1","format":"openai","model":"gpt-4o"}
+//! {"type":"chunk","id":0,"key":"m0","category":"system","content":"...","starts_message":true,...}
+//! {"type":"call","index":0,"input":[0,1],"output":[2],...}
+//! {"type":"tool_pair","id":"call_1","call":3,"result":4}
+//! {"type":"probe","question":"...","evidence":["D1:3"],"evidence_chunks":[2]}
+//! ```
+
+use crate::document::{records, Document};
+use crate::error::ImportError;
+use crate::json::str_at;
+use crate::{Context, Importer};
+use memlens_core::{Call, Chunk, ChunkId, Probe, ToolPair, Trace};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// The `$schema` of the header line.
+pub const SCHEMA: &str = "https://memlens.dev/schema/trace-v1.json";
+/// The format version this build writes and reads.
+pub const VERSION: u32 = 1;
+
+/// The native format importer.
+pub struct Native;
+
+#[derive(Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Line {
+    Memlens {
+        #[serde(rename = "$schema")]
+        schema: String,
+        version: u32,
+    },
+    Trace {
+        id: String,
+        format: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        attributes: BTreeMap<String, String>,
+    },
+    Chunk(Chunk),
+    Call(Call),
+    ToolPair(ToolPair),
+    Probe(Probe),
+}
+
+/// Writes traces in the native format (one header line, then each trace's lines).
+pub fn write(traces: &[Trace]) -> String {
+    let mut out = String::new();
+    let mut push = |line: &Line| {
+        // Serializing these plain data types cannot fail: all map keys are strings.
+        out.push_str(&serde_json::to_string(line).expect("native records serialize to JSON"));
+        out.push('\n');
+    };
+    push(&Line::Memlens {
+        schema: SCHEMA.to_string(),
+        version: VERSION,
+    });
+    for t in traces {
+        push(&Line::Trace {
+            id: t.id.clone(),
+            format: t.format.clone(),
+            model: t.model.clone(),
+            attributes: t.attributes.clone(),
+        });
+        t.chunks.iter().for_each(|c| push(&Line::Chunk(c.clone())));
+        t.calls.iter().for_each(|c| push(&Line::Call(c.clone())));
+        t.tool_pairs.iter().for_each(|p| push(&Line::ToolPair(p.clone())));
+        t.probes.iter().for_each(|p| push(&Line::Probe(p.clone())));
+    }
+    out
+}
+
+impl Importer for Native {
+    fn name(&self) -> &'static str {
+        "memlens"
+    }
+
+    fn description(&self) -> &'static str {
+        "MemLens native JSON Lines (docs/native-format.md)"
+    }
+
+    fn sniff(&self, first: &Value) -> bool {
+        str_at(first, "$schema").is_some_and(|s| s.contains("memlens"))
+            || str_at(first, "type") == Some("memlens")
+    }
+
+    fn import(&self, doc: &Document, cx: &mut Context<'_>) -> Result<Vec<Trace>, ImportError> {
+        let mut traces: Vec<Trace> = Vec::new();
+        let mut header_seen = false;
+        for (location, value) in records(doc) {
+            if str_at(value, "type").is_some_and(|t| !KNOWN.contains(&t)) {
+                // Newer writers may add record types: skip them, keep the rest.
+                cx.warn(location, format!("unknown record type {:?} skipped", str_at(value, "type")));
+                continue;
+            }
+            let line = Line::deserialize(value)
+                .map_err(|e| cx.invalid(location, format!("not a valid MemLens record: {e}")))?;
+            if !header_seen && !matches!(line, Line::Memlens { .. }) {
+                return Err(cx.invalid(location, "expected the {\"type\":\"memlens\"} header line first"));
+            }
+            match line {
+                Line::Memlens { version, .. } => {
+                    if version > VERSION {
+                        return Err(cx.invalid(location, format!("format version {version} is newer than this MemLens reads ({VERSION})")));
+                    }
+                    header_seen = true;
+                }
+                Line::Trace { id, format, model, attributes } => traces.push(Trace {
+                    id,
+                    format,
+                    model,
+                    attributes,
+                    ..Trace::default()
+                }),
+                other => {
+                    let trace = traces
+                        .last_mut()
+                        .ok_or_else(|| cx.invalid(location, "record before any {\"type\":\"trace\"} line"))?;
+                    add(trace, other).map_err(|m| cx.invalid(location, m))?;
+                }
+            }
+        }
+        Ok(traces)
+    }
+}
+
+const KNOWN: [&str; 6] = ["memlens", "trace", "chunk", "call", "tool_pair", "probe"];
+
+/// Adds a record to a trace, checking that every reference points at an existing chunk.
+fn add(trace: &mut Trace, line: Line) -> Result<(), String> {
+    let n = trace.chunks.len();
+    let check = |id: ChunkId| {
+        if id.index() < n {
+            Ok(())
+        } else {
+            Err(format!("chunk {} is referenced before it is defined (trace {:?} has {n} chunks so far)", id.0, trace.id))
+        }
+    };
+    match line {
+        Line::Chunk(chunk) => {
+            if chunk.id.index() != n {
+                return Err(format!("chunk id {} out of sequence: expected {n}", chunk.id.0));
+            }
+            trace.chunks.push(chunk);
+        }
+        Line::Call(call) => {
+            call.input.iter().chain(&call.output).try_for_each(|&id| check(id))?;
+            trace.calls.push(call);
+        }
+        Line::ToolPair(pair) => {
+            pair.call.into_iter().chain(pair.result).try_for_each(check)?;
+            trace.tool_pairs.push(pair);
+        }
+        Line::Probe(probe) => {
+            probe.evidence_chunks.iter().try_for_each(|&id| check(id))?;
+            trace.probes.push(probe);
+        }
+        Line::Memlens { .. } | Line::Trace { .. } => {}
+    }
+    Ok(())
+}
+

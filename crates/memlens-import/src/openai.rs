@@ -1,0 +1,349 @@
+//! OpenAI Chat Completions: a message list, `{"messages": [...]}`, JSON Lines of conversations, and
+//! request/response logs (`{request: {messages}, response: {choices, usage, model}}` and the common
+//! variants: `input`/`output`, or `messages` beside `response`). Handles `tool_calls`,
+//! `role: "tool"`, the legacy `function_call` / `role: "function"`, `developer`, multi-part content
+//! and `reasoning_content`.
+
+use crate::document::{records, Document};
+use crate::error::{ImportError, Location};
+use crate::json::{array_at, as_text, str_at, type_name, u64_at};
+use crate::logs::{build_traces, LoggedCall};
+use crate::{Context, Importer};
+use memlens_core::builder::{CallInfo, Message, Part, Role, TraceBuilder};
+use memlens_core::{SourcePos, Trace, Usage};
+use serde_json::Value;
+
+/// The OpenAI Chat Completions importer.
+pub struct OpenAi;
+
+impl Importer for OpenAi {
+    fn name(&self) -> &'static str {
+        "openai"
+    }
+
+    fn description(&self) -> &'static str {
+        "OpenAI Chat Completions messages, conversations and request/response logs"
+    }
+
+    fn sniff(&self, first: &Value) -> bool {
+        match first {
+            Value::Array(items) => items.first().is_some_and(|v| is_message(v) || self.sniff(v)),
+            Value::Object(_) => {
+                is_message(first)
+                    || array_at(first, "messages").is_some()
+                    || log_parts(first).is_some()
+            }
+            _ => false,
+        }
+    }
+
+    fn import(&self, doc: &Document, cx: &mut Context<'_>) -> Result<Vec<Trace>, ImportError> {
+        // A bare message list (JSON array of messages) is one conversation.
+        if let Document::Json(Value::Array(items)) = doc {
+            if items.first().is_some_and(is_message) {
+                let mut b = TraceBuilder::new("conversation-0", "openai");
+                push_conversation(&mut b, items, Location::default(), cx);
+                return Ok(vec![cx.finish(b, Location::default())]);
+            }
+        }
+        import_records(doc, cx, "openai", &OPENAI_DIALECT)
+    }
+}
+
+/// How one chat dialect reads messages, responses and usage: shared by the OpenAI and Anthropic
+/// importers, which differ only in these.
+pub struct Dialect {
+    /// Parses a request's messages (and the system field, for Anthropic) into normalized messages.
+    pub request_messages: fn(&Value, Location, &mut Context<'_>) -> Option<Vec<Message>>,
+    /// Parses a response object into output messages, model and usage.
+    pub response: fn(&Value, Location, &mut Context<'_>) -> (Vec<Message>, Option<String>, Option<Usage>),
+}
+
+const OPENAI_DIALECT: Dialect = Dialect {
+    request_messages: request_messages,
+    response: response,
+};
+
+/// Reads records that are either whole conversations or logged calls.
+pub fn import_records(
+    doc: &Document,
+    cx: &mut Context<'_>,
+    format: &str,
+    dialect: &Dialect,
+) -> Result<Vec<Trace>, ImportError> {
+    let mut traces = Vec::new();
+    let mut calls = Vec::new();
+    for (location, record) in records(doc) {
+        if let Some((request, response)) = log_parts(record) {
+            let Some(input) = (dialect.request_messages)(request, location, cx) else {
+                continue;
+            };
+            let (output, model, usage) = (dialect.response)(response, location, cx);
+            let model = model.or_else(|| str_at(request, "model").map(str::to_string));
+            calls.push(LoggedCall {
+                group: group_id(record).or_else(|| group_id(request)),
+                input,
+                output,
+                info: CallInfo {
+                    model,
+                    usage,
+                    started_at: time_field(record, &["start_time", "startTime", "created_at", "timestamp"])
+                        .or_else(|| time_field(response, &["created"])),
+                    ended_at: time_field(record, &["end_time", "endTime"]),
+                    latency_ms: record
+                        .get("latency_ms")
+                        .and_then(Value::as_f64)
+                        .or_else(|| record.get("latency").and_then(Value::as_f64).map(|s| s * 1000.0)),
+                    source: Some(source_pos(location)),
+                },
+                location,
+            });
+        } else if let Some(messages) = (dialect.request_messages)(record, location, cx) {
+            let id = group_id(record).unwrap_or_else(|| format!("conversation-{}", traces.len()));
+            let mut b = TraceBuilder::new(id, format);
+            b.set_model(str_at(record, "model").map(str::to_string));
+            for m in messages {
+                b.push_message(m, None);
+            }
+            b.reconstruct_calls();
+            traces.push(cx.finish(b, location));
+        } else {
+            cx.warn(location, "skipped: not a conversation or a request/response record");
+        }
+    }
+    traces.extend(build_traces(calls, format, cx));
+    Ok(traces)
+}
+
+fn source_pos(location: Location) -> SourcePos {
+    SourcePos {
+        line: location.line.unwrap_or(0) as u32,
+        record: location.record.unwrap_or(0) as u32,
+    }
+}
+
+fn time_field(v: &Value, keys: &[&str]) -> Option<String> {
+    keys.iter()
+        .find_map(|k| v.get(*k).filter(|x| x.is_string() || x.is_number()))
+        .map(as_text)
+}
+
+/// An explicit conversation id on a record.
+fn group_id(v: &Value) -> Option<String> {
+    const KEYS: [&str; 6] = ["trace_id", "session_id", "conversation_id", "thread_id", "traceId", "sessionId"];
+    KEYS.iter()
+        .find_map(|k| v.get(*k))
+        .or_else(|| v.get("metadata").and_then(|m| KEYS.iter().find_map(|k| m.get(*k))))
+        .filter(|x| x.is_string() || x.is_number())
+        .map(as_text)
+}
+
+/// Splits a logged call into (request, response), for the shapes users log.
+pub fn log_parts(record: &Value) -> Option<(&Value, &Value)> {
+    for (req, res) in [("request", "response"), ("input", "output"), ("req", "res")] {
+        if let (Some(q), Some(s)) = (record.get(req), record.get(res)) {
+            if q.is_object() && s.is_object() {
+                return Some((q, s));
+            }
+        }
+    }
+    // LiteLLM-style: messages beside the response.
+    match (record.get("messages"), record.get("response")) {
+        (Some(Value::Array(_)), Some(res @ Value::Object(_))) => Some((record, res)),
+        _ => None,
+    }
+}
+
+fn is_message(v: &Value) -> bool {
+    v.get("role").is_some_and(Value::is_string)
+}
+
+fn request_messages(v: &Value, location: Location, cx: &mut Context<'_>) -> Option<Vec<Message>> {
+    let items = match v {
+        Value::Array(items) if items.first().is_some_and(is_message) => items,
+        _ => array_at(v, "messages")?,
+    };
+    Some(parse_messages(items, location, cx))
+}
+
+fn response(v: &Value, location: Location, cx: &mut Context<'_>) -> (Vec<Message>, Option<String>, Option<Usage>) {
+    let mut out = Vec::new();
+    if let Some(choices) = array_at(v, "choices") {
+        // Several choices are alternatives; the conversation continues with the first.
+        if let Some(message) = choices.first().and_then(|c| c.get("message")) {
+            out.extend(parse_message(message, location, cx));
+        }
+    } else if is_message(v) {
+        out.extend(parse_message(v, location, cx));
+    }
+    let usage = v.get("usage").map(parse_usage);
+    (out, str_at(v, "model").map(str::to_string), usage)
+}
+
+/// OpenAI usage (Chat Completions and Responses spellings).
+pub fn parse_usage(u: &Value) -> Usage {
+    let details = |key: &str, field: &str| u.get(key).and_then(|d| u64_at(d, field));
+    Usage {
+        input_tokens: u64_at(u, "prompt_tokens").or_else(|| u64_at(u, "input_tokens")),
+        output_tokens: u64_at(u, "completion_tokens").or_else(|| u64_at(u, "output_tokens")),
+        cache_read_tokens: details("prompt_tokens_details", "cached_tokens")
+            .or_else(|| details("input_tokens_details", "cached_tokens")),
+        cache_write_tokens: None,
+        reasoning_tokens: details("completion_tokens_details", "reasoning_tokens")
+            .or_else(|| details("output_tokens_details", "reasoning_tokens")),
+    }
+}
+
+/// Parses a message list; bad messages become warnings and are skipped.
+pub fn parse_messages(items: &[Value], location: Location, cx: &mut Context<'_>) -> Vec<Message> {
+    items
+        .iter()
+        .enumerate()
+        .filter_map(|(i, m)| {
+            let loc = location;
+            parse_message(m, loc, cx).or_else(|| {
+                cx.warn(loc, format!("message {i} skipped: expected an object with a string \"role\", found {}", describe_msg(m)));
+                None
+            })
+        })
+        .collect()
+}
+
+fn describe_msg(m: &Value) -> String {
+    match m.get("role") {
+        Some(r) => format!("\"role\" of type {}", type_name(r)),
+        None => type_name(m).to_string(),
+    }
+}
+
+/// Parses one OpenAI message. `None` when it has no string role.
+pub fn parse_message(m: &Value, location: Location, cx: &mut Context<'_>) -> Option<Message> {
+    let role_name = str_at(m, "role")?;
+    let role = Role::parse(role_name);
+    if let Role::Other(name) = &role {
+        cx.warn(location, format!("unknown role {name:?}: kept as category \"other\""));
+    }
+    let mut parts = Vec::new();
+    for key in ["reasoning_content", "reasoning"] {
+        if let Some(text) = str_at(m, key).filter(|t| !t.is_empty()) {
+            parts.push(Part::Reasoning(text.to_string()));
+        }
+    }
+    let content = m.get("content").unwrap_or(&Value::Null);
+    match role {
+        Role::Tool => {
+            let id = str_at(m, "tool_call_id")
+                .map(str::to_string)
+                // Legacy `role: "function"` results pair with `function_call` by name.
+                .or_else(|| str_at(m, "name").map(|n| format!("function:{n}")))
+                .unwrap_or_default();
+            if id.is_empty() {
+                cx.warn(location, "tool message without \"tool_call_id\": kept unpaired");
+            }
+            parts.push(Part::ToolResult {
+                id,
+                name: str_at(m, "name").map(str::to_string),
+                content: content_text(content, location, cx),
+            });
+        }
+        _ => parts.extend(content_parts(content, location, cx)),
+    }
+    if let Some(refusal) = str_at(m, "refusal") {
+        parts.push(Part::Text(refusal.to_string()));
+    }
+    if let Some(calls) = array_at(m, "tool_calls") {
+        for call in calls {
+            let f = call.get("function").unwrap_or(call);
+            parts.push(Part::ToolCall {
+                id: str_at(call, "id").unwrap_or_default().to_string(),
+                name: str_at(f, "name").unwrap_or_default().to_string(),
+                arguments: f.get("arguments").map(as_text).unwrap_or_default(),
+            });
+        }
+    }
+    if let Some(fc) = m.get("function_call").filter(|v| v.is_object()) {
+        let name = str_at(fc, "name").unwrap_or_default().to_string();
+        parts.push(Part::ToolCall {
+            id: format!("function:{name}"),
+            name,
+            arguments: fc.get("arguments").map(as_text).unwrap_or_default(),
+        });
+    }
+    Some(Message {
+        role: Some(role),
+        role_name: role_name.to_string(),
+        name: str_at(m, "name").filter(|_| role_name != "tool").map(str::to_string),
+        parts,
+        ..Message::default()
+    })
+}
+
+/// Content as text parts: a string, null, or a list of typed parts.
+fn content_parts(content: &Value, location: Location, cx: &mut Context<'_>) -> Vec<Part> {
+    match content {
+        Value::Null => Vec::new(),
+        Value::String(s) => vec![Part::Text(s.clone())],
+        Value::Array(items) => {
+            let mut parts = Vec::new();
+            let mut text = String::new();
+            for item in items {
+                match (str_at(item, "type"), item) {
+                    (Some("text" | "input_text" | "output_text"), _) | (None, Value::Object(_)) => {
+                        if let Some(t) = str_at(item, "text") {
+                            text.push_str(t);
+                        }
+                    }
+                    (_, Value::String(s)) => text.push_str(s),
+                    (Some("refusal"), _) => text.push_str(str_at(item, "refusal").unwrap_or_default()),
+                    (Some(kind), _) => parts.push(Part::Other {
+                        kind: kind.to_string(),
+                        text: describe_media(kind, item),
+                    }),
+                    (None, other) => cx.warn(location, format!("content part of type {} ignored", type_name(other))),
+                }
+            }
+            if !text.is_empty() || parts.is_empty() {
+                parts.insert(0, Part::Text(text));
+            }
+            parts
+        }
+        other => {
+            cx.warn(location, format!("\"content\" is {}, expected a string, an array or null: kept as JSON text", type_name(other)));
+            vec![Part::Text(other.to_string())]
+        }
+    }
+}
+
+/// Text of a tool result's content (string or parts).
+fn content_text(content: &Value, location: Location, cx: &mut Context<'_>) -> String {
+    match content {
+        Value::Array(_) => content_parts(content, location, cx)
+            .into_iter()
+            .map(|p| match p {
+                Part::Text(t) | Part::Other { text: t, .. } => t,
+                _ => String::new(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        other => as_text(other),
+    }
+}
+
+/// A placeholder for non-text content: media tokens are not counted from their bytes.
+pub fn describe_media(kind: &str, item: &Value) -> String {
+    let url = item
+        .get("image_url")
+        .and_then(|u| u.get("url").or(Some(u)))
+        .and_then(Value::as_str)
+        .filter(|u| !u.starts_with("data:"))
+        .unwrap_or("inline data");
+    format!("[{kind}: {url}]")
+}
+
+/// Pushes a whole conversation (final message list) and reconstructs its calls.
+pub fn push_conversation(b: &mut TraceBuilder, items: &[Value], location: Location, cx: &mut Context<'_>) {
+    for m in parse_messages(items, location, cx) {
+        b.push_message(m, None);
+    }
+    b.reconstruct_calls();
+}
