@@ -14,12 +14,26 @@ fn fixtures_match_snapshots() {
             .and_then(|p| p.file_name())
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let stem = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let stem = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         // Fixtures in a format's folder import, except those named for the error they show.
         if dir != "malformed" && !stem.starts_with("no-") && !stem.starts_with("error-") {
-            let r = result.as_ref().unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-            let expected = if dir == "memlens" { "memlens" } else { dir.as_str() };
-            assert_eq!(r.format, expected, "{} sniffed as the wrong format", path.display());
+            let r = result
+                .as_ref()
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            let expected = if dir == "memlens" {
+                "memlens"
+            } else {
+                dir.as_str()
+            };
+            assert_eq!(
+                r.format,
+                expected,
+                "{} sniffed as the wrong format",
+                path.display()
+            );
         }
         insta::assert_snapshot!(render(&result));
     });
@@ -36,7 +50,11 @@ fn malformed_inputs_give_errors_naming_file_and_position() {
     };
     assert!(err("empty.json").starts_with("empty.json: the file is empty"));
     assert!(err("whitespace.json").contains("empty"));
-    assert!(err("truncated.json").starts_with("truncated.json:7:"), "{}", err("truncated.json"));
+    assert!(
+        err("truncated.json").starts_with("truncated.json:7:"),
+        "{}",
+        err("truncated.json")
+    );
     assert!(err("garbage.bin").starts_with("garbage.bin:1:1: invalid JSON"));
     assert!(err("not-a-trace.json").contains("not a trace format"));
     assert!(err("native-bad-reference.jsonl").contains("line 4"));
@@ -49,8 +67,14 @@ fn recoverable_problems_are_warnings_and_the_rest_loads() {
     let r = import_path(&dir.join("orphan-tool-result.json")).expect("imports with warnings");
     let t = &r.traces[0];
     assert_eq!(t.orphan_results().count(), 1);
-    assert!(r.warnings.iter().any(|w| w.message.contains("call_missing")));
-    assert!(r.warnings.iter().any(|w| w.message.contains("message 3 skipped")));
+    assert!(r
+        .warnings
+        .iter()
+        .any(|w| w.message.contains("call_missing")));
+    assert!(r
+        .warnings
+        .iter()
+        .any(|w| w.message.contains("message 3 skipped")));
 
     let r = import_path(&dir.join("jsonl-bad-line.jsonl")).expect("good lines load");
     assert_eq!(r.traces.len(), 2);
@@ -58,12 +82,17 @@ fn recoverable_problems_are_warnings_and_the_rest_loads() {
     assert_eq!(r.warnings[0].location.line, Some(2));
 
     let r = import_path(&dir.join("invalid-utf8.json")).expect("lossy decode");
-    assert!(r.warnings[0].message.contains("byte offset 30"), "{}", r.warnings[0]);
+    assert!(
+        r.warnings[0].message.contains("byte offset 30"),
+        "{}",
+        r.warnings[0]
+    );
 }
 
 #[test]
 fn request_logs_intern_resent_history() {
-    let r = import_path(&root().join("tests/fixtures/openai/request-response-log.jsonl")).expect("imports");
+    let r = import_path(&root().join("tests/fixtures/openai/request-response-log.jsonl"))
+        .expect("imports");
     // Two conversations: the password reset starts a new one.
     assert_eq!(r.traces.len(), 2);
     let t = &r.traces[0];
@@ -94,7 +123,8 @@ fn anthropic_usage_adds_cache_to_input_and_prices_it() {
 
 #[test]
 fn unknown_models_are_unpriced_not_free() {
-    let r = import_path(&root().join("tests/fixtures/openai/reasoning-and-unknown-role.json")).expect("imports");
+    let r = import_path(&root().join("tests/fixtures/openai/reasoning-and-unknown-role.json"))
+        .expect("imports");
     let s = summarize(&r.traces[0], &PriceTable::builtin(), 3);
     assert!(s.tokens_estimated);
     assert_eq!(s.cost_usd, None);
@@ -103,11 +133,19 @@ fn unknown_models_are_unpriced_not_free() {
 
 #[test]
 fn forced_format_overrides_sniffing() {
-    let bytes = std::fs::read(root().join("tests/fixtures/openai/messages-object.json")).expect("fixture");
-    let opts = memlens_import::ImportOptions { format: Some("anthropic".into()), model: None };
-    let r = memlens_import::import("x.json", &bytes, &opts).expect("anthropic reads plain messages too");
+    let bytes =
+        std::fs::read(root().join("tests/fixtures/openai/messages-object.json")).expect("fixture");
+    let opts = memlens_import::ImportOptions {
+        format: Some("anthropic".into()),
+        model: None,
+    };
+    let r = memlens_import::import("x.json", &bytes, &opts)
+        .expect("anthropic reads plain messages too");
     assert_eq!(r.format, "anthropic");
-    let opts = memlens_import::ImportOptions { format: Some("nope".into()), model: None };
+    let opts = memlens_import::ImportOptions {
+        format: Some("nope".into()),
+        model: None,
+    };
     let e = memlens_import::import("x.json", &bytes, &opts).expect_err("unknown format");
     assert!(e.to_string().contains("known formats: memlens, otel"));
 }

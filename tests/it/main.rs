@@ -18,7 +18,10 @@ pub fn root() -> PathBuf {
 /// Imports a file from disk with default options.
 pub fn import_path(path: &Path) -> Result<Import, ImportError> {
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     import(&name, &bytes, &ImportOptions::default())
 }
 
@@ -80,7 +83,10 @@ fn render_trace(out: &mut String, t: &Trace) {
     }
     for call in &t.calls {
         let keys = |ids: &[memlens_core::ChunkId]| {
-            ids.iter().map(|&i| t.chunk(i).key.as_str()).collect::<Vec<_>>().join(",")
+            ids.iter()
+                .map(|&i| t.chunk(i).key.as_str())
+                .collect::<Vec<_>>()
+                .join(",")
         };
         let _ = writeln!(
             out,
@@ -93,8 +99,16 @@ fn render_trace(out: &mut String, t: &Trace) {
         );
     }
     for p in &t.tool_pairs {
-        let key = |id: Option<memlens_core::ChunkId>| id.map_or("-".to_string(), |i| t.chunk(i).key.clone());
-        let _ = writeln!(out, "  pair {} call={} result={}", p.id, key(p.call), key(p.result));
+        let key = |id: Option<memlens_core::ChunkId>| {
+            id.map_or("-".to_string(), |i| t.chunk(i).key.clone())
+        };
+        let _ = writeln!(
+            out,
+            "  pair {} call={} result={}",
+            p.id,
+            key(p.call),
+            key(p.result)
+        );
     }
     for p in &t.probes {
         let _ = writeln!(

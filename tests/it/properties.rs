@@ -9,7 +9,9 @@ fn json_value() -> impl Strategy<Value = Value> {
         Just(Value::Null),
         any::<bool>().prop_map(Value::Bool),
         any::<i64>().prop_map(Value::from),
-        any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(Value::from),
+        any::<f64>()
+            .prop_filter("finite", |f| f.is_finite())
+            .prop_map(Value::from),
         // Keys and strings from the vocabulary the importers look for, so the random documents
         // reach deep into their code paths.
         prop::sample::select(WORDS).prop_map(|s| Value::String(s.to_string())),
@@ -18,20 +20,67 @@ fn json_value() -> impl Strategy<Value = Value> {
     leaf.prop_recursive(5, 64, 6, |inner| {
         prop_oneof![
             prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
-            prop::collection::vec((prop::sample::select(WORDS), inner), 0..6)
-                .prop_map(|kv| Value::Object(kv.into_iter().map(|(k, v)| (k.to_string(), v)).collect())),
+            prop::collection::vec((prop::sample::select(WORDS), inner), 0..6).prop_map(|kv| {
+                Value::Object(kv.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+            }),
         ]
     })
 }
 
 const WORDS: &[&str] = &[
-    "role", "content", "messages", "system", "user", "assistant", "tool", "tool_calls", "tool_call_id",
-    "function", "name", "arguments", "id", "type", "text", "tool_use", "tool_result", "tool_use_id",
-    "input", "thinking", "request", "response", "choices", "message", "usage", "prompt_tokens",
-    "traj", "conversation", "qa", "sample_id", "session_1", "speaker", "dia_id", "evidence",
-    "resourceSpans", "scopeSpans", "spans", "attributes", "key", "value", "stringValue",
-    "gen_ai.input.messages", "gen_ai.prompt.0.role", "$schema", "memlens", "trace", "chunk", "call",
-    "version", "parts", "traceId", "output", "model",
+    "role",
+    "content",
+    "messages",
+    "system",
+    "user",
+    "assistant",
+    "tool",
+    "tool_calls",
+    "tool_call_id",
+    "function",
+    "name",
+    "arguments",
+    "id",
+    "type",
+    "text",
+    "tool_use",
+    "tool_result",
+    "tool_use_id",
+    "input",
+    "thinking",
+    "request",
+    "response",
+    "choices",
+    "message",
+    "usage",
+    "prompt_tokens",
+    "traj",
+    "conversation",
+    "qa",
+    "sample_id",
+    "session_1",
+    "speaker",
+    "dia_id",
+    "evidence",
+    "resourceSpans",
+    "scopeSpans",
+    "spans",
+    "attributes",
+    "key",
+    "value",
+    "stringValue",
+    "gen_ai.input.messages",
+    "gen_ai.prompt.0.role",
+    "$schema",
+    "memlens",
+    "trace",
+    "chunk",
+    "call",
+    "version",
+    "parts",
+    "traceId",
+    "output",
+    "model",
 ];
 
 fn all_formats() -> Vec<Option<String>> {

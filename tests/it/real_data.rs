@@ -8,20 +8,26 @@ use std::path::PathBuf;
 
 fn shared(rel: &str) -> PathBuf {
     let p = root().join("../shared/data").join(rel);
-    assert!(p.exists(), "{} is missing: the real data must sit at ../shared beside the repo", p.display());
+    assert!(
+        p.exists(),
+        "{} is missing: the real data must sit at ../shared beside the repo",
+        p.display()
+    );
     p
 }
 
 #[test]
 fn tau_bench_imports_200_traces_with_no_orphaned_tool_pairs() {
-    let r = import_path(&shared("traces/tau-bench-gpt-4o-airline.json")).expect("tau-bench imports");
+    let r =
+        import_path(&shared("traces/tau-bench-gpt-4o-airline.json")).expect("tau-bench imports");
     assert_eq!(r.format, "tau-bench");
     assert_eq!(r.traces.len(), 200);
     assert_eq!(r.warning_count, 0, "{:?}", r.warnings);
     let counter = TokenCounter::for_model(Some("gpt-4o"));
-    let raw: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(shared("traces/tau-bench-gpt-4o-airline.json")).expect("read"))
-            .expect("json");
+    let raw: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(shared("traces/tau-bench-gpt-4o-airline.json")).expect("read"),
+    )
+    .expect("json");
     for (t, record) in r.traces.iter().zip(raw.as_array().expect("array")) {
         assert_eq!(t.orphan_results().count(), 0, "{}", t.id);
         assert_eq!(t.unanswered_calls().count(), 0, "{}", t.id);
@@ -32,10 +38,20 @@ fn tau_bench_imports_200_traces_with_no_orphaned_tool_pairs() {
         // The last call's input is the whole history before the last assistant message, so its
         // counted tokens follow from the chunks: content + framing + priming.
         let last = t.calls.last().expect("calls");
-        let sum: u64 = last.input.iter().map(|&i| u64::from(t.chunk(i).tokens)).sum();
+        let sum: u64 = last
+            .input
+            .iter()
+            .map(|&i| u64::from(t.chunk(i).tokens))
+            .sum();
         assert!(sum > 0);
         for c in &t.chunks {
-            assert_eq!(c.content_tokens, counter.count(&c.content), "{}/{}", t.id, c.key);
+            assert_eq!(
+                c.content_tokens,
+                counter.count(&c.content),
+                "{}/{}",
+                t.id,
+                c.key
+            );
             assert!(c.tokens >= c.content_tokens);
         }
         let _ = REPLY_PRIMING_TOKENS;
@@ -46,7 +62,12 @@ fn tau_bench_imports_200_traces_with_no_orphaned_tool_pairs() {
 fn tau_bench_round_trips_through_the_native_format() {
     let r = import_path(&shared("traces/tau-bench-gpt-4o-airline.json")).expect("imports");
     let text = native::write(&r.traces);
-    let back = import("tau.memlens.jsonl", text.as_bytes(), &ImportOptions::default()).expect("native imports");
+    let back = import(
+        "tau.memlens.jsonl",
+        text.as_bytes(),
+        &ImportOptions::default(),
+    )
+    .expect("native imports");
     assert_eq!(back.format, "memlens");
     assert_eq!(back.traces, r.traces);
 }
@@ -61,7 +82,11 @@ fn locomo_imports_10_conversations_with_their_probes() {
     let probes: usize = r.traces.iter().map(|t| t.probes.len()).sum();
     assert_eq!(probes, 1986);
     // Every chunk keeps its dialogue id and session date.
-    assert!(r.traces.iter().flat_map(|t| &t.chunks).all(|c| c.meta.dia_id.is_some() && c.meta.session_date.is_some()));
+    assert!(r
+        .traces
+        .iter()
+        .flat_map(|t| &t.chunks)
+        .all(|c| c.meta.dia_id.is_some() && c.meta.session_date.is_some()));
     // Evidence resolves to turns except for the few ids the data set itself gets wrong, which are
     // reported, not dropped silently.
     let unresolved: usize = r
@@ -71,8 +96,16 @@ fn locomo_imports_10_conversations_with_their_probes() {
         .map(|p| p.evidence.len() - p.evidence_chunks.len())
         .sum();
     assert!(unresolved > 0 && unresolved < 20, "{unresolved}");
-    assert!(r.warnings.iter().any(|w| w.message.contains("match no dialogue turn")));
-    let back = import("l.jsonl", native::write(&r.traces).as_bytes(), &ImportOptions::default()).expect("native");
+    assert!(r
+        .warnings
+        .iter()
+        .any(|w| w.message.contains("match no dialogue turn")));
+    let back = import(
+        "l.jsonl",
+        native::write(&r.traces).as_bytes(),
+        &ImportOptions::default(),
+    )
+    .expect("native");
     assert_eq!(back.traces, r.traces);
 }
 
@@ -94,7 +127,8 @@ fn fifty_megabytes_of_garbage_is_an_error_not_a_panic() {
     while lines.len() < 50 * 1024 * 1024 {
         lines.push_str("{\"messages\": [ nope\n");
     }
-    let r = import("lines.jsonl", lines.as_bytes(), &ImportOptions::default()).expect("first line loads");
+    let r = import("lines.jsonl", lines.as_bytes(), &ImportOptions::default())
+        .expect("first line loads");
     assert_eq!(r.traces.len(), 1);
     assert!(r.warning_count > 1_000_000);
     assert_eq!(r.warnings.len(), memlens_import::MAX_WARNINGS);

@@ -1,6 +1,6 @@
 //! The human-readable `inspect` report.
 
-use memlens_core::report::{TraceSummary, TopChunk};
+use memlens_core::report::{TopChunk, TraceSummary};
 use memlens_core::Category;
 use memlens_import::Import;
 use std::collections::BTreeMap;
@@ -32,8 +32,15 @@ pub fn print_file(name: &str, result: &Import, summaries: &[TraceSummary], top: 
     );
     if let Some(s) = summaries.first() {
         let model = s.model.as_deref().unwrap_or("no model given");
-        let how = if s.tokens_estimated { "estimated" } else { "exact" };
-        println!("  model {model}; tokens counted with {} ({how})", s.encoding);
+        let how = if s.tokens_estimated {
+            "estimated"
+        } else {
+            "exact"
+        };
+        println!(
+            "  model {model}; tokens counted with {} ({how})",
+            s.encoding
+        );
     }
     println!();
     println!(
@@ -84,7 +91,11 @@ pub fn print_file(name: &str, result: &Import, summaries: &[TraceSummary], top: 
     println!();
     println!("  tokens by category (each chunk once):");
     for (c, n) in &by_cat {
-        let share = if total > 0 { *n as f64 * 100.0 / total as f64 } else { 0.0 };
+        let share = if total > 0 {
+            *n as f64 * 100.0 / total as f64
+        } else {
+            0.0
+        };
         println!("    {:<12} {:>10} {:>6.1}%", c.as_str(), n, share);
     }
     if let (Some(r), Some(counted)) = (
@@ -101,7 +112,12 @@ pub fn print_file(name: &str, result: &Import, summaries: &[TraceSummary], top: 
             diff as f64 * 100.0 / counted.max(1) as f64
         );
         if summaries.len() == 1 {
-            for c in summaries[0].calls_detail.iter().filter(|c| c.reported_input.is_some()).take(TRACE_ROWS) {
+            for c in summaries[0]
+                .calls_detail
+                .iter()
+                .filter(|c| c.reported_input.is_some())
+                .take(TRACE_ROWS)
+            {
                 println!(
                     "    call {:>3}: reported {:>8}  counted {:>8}  diff {:>+6}  cached {:>7}",
                     c.index,
@@ -132,7 +148,11 @@ pub fn print_file(name: &str, result: &Import, summaries: &[TraceSummary], top: 
     println!();
     println!("  top {top} chunks by attributed input cost (tokens x calls carried):");
     for (trace, c) in tops.into_iter().take(top) {
-        let label = if summaries.len() > 1 { format!("{trace}/{}", c.key) } else { c.key.clone() };
+        let label = if summaries.len() > 1 {
+            format!("{trace}/{}", c.key)
+        } else {
+            c.key.clone()
+        };
         let kind = match &c.tool_name {
             Some(t) => format!("{}:{t}", c.category),
             None => c.category.to_string(),

@@ -18,7 +18,11 @@ use std::process::ExitCode;
 mod human;
 
 #[derive(Parser)]
-#[command(name = "memlens", version, about = "See and manage what your LLM agent re-sends every call")]
+#[command(
+    name = "memlens",
+    version,
+    about = "See and manage what your LLM agent re-sends every call"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -119,22 +123,44 @@ fn run(command: Command) -> Result<ExitCode, String> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Convert { file, output, format, model } => {
+        Command::Convert {
+            file,
+            output,
+            format,
+            model,
+        } => {
             let bytes = read(&file)?;
-            let result = import(&file.display().to_string(), &bytes, &ImportOptions { format, model })
-                .map_err(|e| e.to_string())?;
+            let result = import(
+                &file.display().to_string(),
+                &bytes,
+                &ImportOptions { format, model },
+            )
+            .map_err(|e| e.to_string())?;
             print_warnings(&result.warnings, result.warning_count);
             std::fs::write(&output, memlens_import::native::write(&result.traces))
                 .map_err(|e| format!("{}: {e}", output.display()))?;
-            eprintln!("wrote {} trace(s) to {}", result.traces.len(), output.display());
+            eprintln!(
+                "wrote {} trace(s) to {}",
+                result.traces.len(),
+                output.display()
+            );
             Ok(ExitCode::SUCCESS)
         }
-        Command::Inspect { files, format, json, model, prices, top, chunks } => {
+        Command::Inspect {
+            files,
+            format,
+            json,
+            model,
+            prices,
+            top,
+            chunks,
+        } => {
             let mut table = PriceTable::builtin();
             if let Some(path) = prices {
                 let text = String::from_utf8(read(&path)?)
                     .map_err(|e| format!("{}: not UTF-8: {e}", path.display()))?;
-                let user = PriceTable::from_json(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+                let user =
+                    PriceTable::from_json(&text).map_err(|e| format!("{}: {e}", path.display()))?;
                 table.merge(user);
             }
             let options = ImportOptions { format, model };
@@ -142,7 +168,9 @@ fn run(command: Command) -> Result<ExitCode, String> {
             let mut errors = Vec::new();
             for path in &files {
                 let name = path.display().to_string();
-                match read(path).and_then(|b| import(&name, &b, &options).map_err(|e| e.to_string())) {
+                match read(path)
+                    .and_then(|b| import(&name, &b, &options).map_err(|e| e.to_string()))
+                {
                     Ok(result) => imports.push((name, result)),
                     Err(e) => errors.push(e),
                 }
@@ -154,13 +182,20 @@ fn run(command: Command) -> Result<ExitCode, String> {
                     eprintln!("memlens: error: {e}");
                 }
                 for (name, result) in &imports {
-                    let summaries: Vec<TraceSummary> =
-                        result.traces.iter().map(|t| summarize(t, &table, top)).collect();
+                    let summaries: Vec<TraceSummary> = result
+                        .traces
+                        .iter()
+                        .map(|t| summarize(t, &table, top))
+                        .collect();
                     human::print_file(name, result, &summaries, top);
                     print_warnings(&result.warnings, result.warning_count);
                 }
             }
-            Ok(if errors.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+            Ok(if errors.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
         }
     }
 }
@@ -204,7 +239,8 @@ fn print_json(
         prices_source: format!("{} ({})", table.source, table.retrieved),
     };
     for (name, result) in imports {
-        out.warnings.extend(result.warnings.iter().map(ToString::to_string));
+        out.warnings
+            .extend(result.warnings.iter().map(ToString::to_string));
         out.warning_count += result.warning_count;
         for trace in &result.traces {
             out.traces.push(TraceOut {

@@ -106,7 +106,9 @@ impl PriceTable {
         self.models
             .iter()
             .filter(|(k, _)| {
-                bare.len() > k.len() && bare.starts_with(k.as_str()) && bare[k.len()..].starts_with('-')
+                bare.len() > k.len()
+                    && bare.starts_with(k.as_str())
+                    && bare[k.len()..].starts_with('-')
             })
             .max_by_key(|(k, _)| k.len())
             .map(|(k, p)| (k.as_str(), p))
@@ -274,7 +276,9 @@ pub fn trace_cost(trace: &Trace, prices: &PriceTable) -> TraceCost {
             let out_price = p.output?;
             let read_price = p.cache_read.unwrap_or(in_price);
             let write_price = p.cache_write.unwrap_or(in_price);
-            let uncached = input.saturating_sub(cached_input).saturating_sub(cache_write);
+            let uncached = input
+                .saturating_sub(cached_input)
+                .saturating_sub(cache_write);
             Some(
                 per_token(in_price) * uncached as f64
                     + per_token(read_price) * cached_input as f64

@@ -31,4 +31,6 @@ pub mod model;
 pub mod report;
 pub mod tokens;
 
-pub use model::{Call, Category, Chunk, ChunkId, ChunkMeta, Probe, SourcePos, ToolPair, Trace, Usage};
+pub use model::{
+    Call, Category, Chunk, ChunkId, ChunkMeta, Probe, SourcePos, ToolPair, Trace, Usage,
+};

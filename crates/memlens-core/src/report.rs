@@ -147,7 +147,12 @@ pub fn summarize(trace: &Trace, prices: &PriceTable, top: usize) -> TraceSummary
         calls: trace.calls.len(),
         chunks: trace.chunks.len(),
         tokens: TokenTotals { total, by_category },
-        peak_input_tokens: cost.calls.iter().map(|c| c.counted.input).max().unwrap_or(0),
+        peak_input_tokens: cost
+            .calls
+            .iter()
+            .map(|c| c.counted.input)
+            .max()
+            .unwrap_or(0),
         context_window,
         reported_input_tokens,
         counted_input_tokens: cost.calls.iter().map(|c| c.counted.input).sum(),

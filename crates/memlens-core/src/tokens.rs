@@ -90,7 +90,9 @@ pub struct TokenCounter {
 
 impl std::fmt::Debug for TokenCounter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TokenCounter").field("choice", &self.choice).finish()
+        f.debug_struct("TokenCounter")
+            .field("choice", &self.choice)
+            .finish()
     }
 }
 
@@ -185,15 +187,30 @@ mod tests {
 
     #[test]
     fn model_families_map_to_their_encodings() {
-        for m in ["gpt-4o", "gpt-4o-2024-08-06", "gpt-4.1-mini", "o3", "gpt-5", "openai/gpt-4o"] {
+        for m in [
+            "gpt-4o",
+            "gpt-4o-2024-08-06",
+            "gpt-4.1-mini",
+            "o3",
+            "gpt-5",
+            "openai/gpt-4o",
+        ] {
             let c = encoding_for_model(Some(m));
             assert_eq!(c.encoding, Encoding::O200kBase, "{m}");
             assert!(!c.estimated, "{m}");
         }
         for m in ["gpt-4", "gpt-4-0613", "gpt-3.5-turbo"] {
-            assert_eq!(encoding_for_model(Some(m)).encoding, Encoding::Cl100kBase, "{m}");
+            assert_eq!(
+                encoding_for_model(Some(m)).encoding,
+                Encoding::Cl100kBase,
+                "{m}"
+            );
         }
-        for m in [Some("claude-3-5-sonnet-20241022"), Some("gemini-2.5-pro"), None] {
+        for m in [
+            Some("claude-3-5-sonnet-20241022"),
+            Some("gemini-2.5-pro"),
+            None,
+        ] {
             let c = encoding_for_model(m);
             assert_eq!(c.encoding, Encoding::O200kBase);
             assert!(c.estimated);

@@ -6,7 +6,7 @@
 use crate::document::Document;
 use crate::error::{ImportError, Location};
 use crate::json::{array_at, as_text, str_at, type_name, u64_at};
-use crate::openai::{import_records, log_parts, Dialect};
+use crate::openai::{import_records, log_parts, Dialect, Response};
 use crate::{Context, Importer};
 use memlens_core::builder::{Message, Part, Role};
 use memlens_core::{Trace, Usage};
@@ -15,7 +15,13 @@ use serde_json::Value;
 /// The Anthropic Messages importer.
 pub struct Anthropic;
 
-const BLOCK_TYPES: [&str; 5] = ["tool_use", "tool_result", "thinking", "redacted_thinking", "document"];
+const BLOCK_TYPES: [&str; 5] = [
+    "tool_use",
+    "tool_result",
+    "thinking",
+    "redacted_thinking",
+    "document",
+];
 
 /// True when a message's content holds Anthropic-only block types.
 fn has_anthropic_blocks(messages: &[Value]) -> bool {
@@ -37,7 +43,8 @@ fn looks_anthropic(v: &Value) -> bool {
     let Some(messages) = array_at(v, "messages") else {
         return false;
     };
-    v.get("system").is_some_and(|s| s.is_string() || s.is_array())
+    v.get("system")
+        .is_some_and(|s| s.is_string() || s.is_array())
         || has_anthropic_blocks(messages)
 }
 
@@ -84,7 +91,10 @@ fn request_messages(v: &Value, location: Location, cx: &mut Context<'_>) -> Opti
             Some(role_name) => {
                 let role = Role::parse(role_name);
                 if let Role::Other(name) = &role {
-                    cx.warn(location, format!("message {i}: unknown role {name:?}: kept as category \"other\""));
+                    cx.warn(
+                        location,
+                        format!("message {i}: unknown role {name:?}: kept as category \"other\""),
+                    );
                 }
                 out.push(Message {
                     role: Some(role),
@@ -93,13 +103,19 @@ fn request_messages(v: &Value, location: Location, cx: &mut Context<'_>) -> Opti
                     ..Message::default()
                 });
             }
-            None => cx.warn(location, format!("message {i} skipped: expected an object with a string \"role\", found {}", type_name(m))),
+            None => cx.warn(
+                location,
+                format!(
+                    "message {i} skipped: expected an object with a string \"role\", found {}",
+                    type_name(m)
+                ),
+            ),
         }
     }
     Some(out)
 }
 
-fn response(v: &Value, location: Location, cx: &mut Context<'_>) -> (Vec<Message>, Option<String>, Option<Usage>) {
+fn response(v: &Value, location: Location, cx: &mut Context<'_>) -> Response {
     let mut out = Vec::new();
     if let Some(content) = v.get("content") {
         out.push(Message {
@@ -134,7 +150,13 @@ fn blocks(content: &Value, location: Location, cx: &mut Context<'_>) -> Vec<Part
         Value::String(s) => return vec![Part::Text(s.clone())],
         Value::Array(items) => items,
         other => {
-            cx.warn(location, format!("\"content\" is {}, expected a string or a list of blocks: kept as JSON text", type_name(other)));
+            cx.warn(
+                location,
+                format!(
+                    "\"content\" is {}, expected a string or a list of blocks: kept as JSON text",
+                    type_name(other)
+                ),
+            );
             return vec![Part::Text(other.to_string())];
         }
     };
@@ -142,7 +164,9 @@ fn blocks(content: &Value, location: Location, cx: &mut Context<'_>) -> Vec<Part
     for block in items {
         let part = match str_at(block, "type") {
             Some("text") => Part::Text(str_at(block, "text").unwrap_or_default().to_string()),
-            Some("thinking") => Part::Reasoning(str_at(block, "thinking").unwrap_or_default().to_string()),
+            Some("thinking") => {
+                Part::Reasoning(str_at(block, "thinking").unwrap_or_default().to_string())
+            }
             Some("redacted_thinking") => Part::Other {
                 kind: "redacted_thinking".into(),
                 text: str_at(block, "data").unwrap_or_default().to_string(),
@@ -175,7 +199,13 @@ fn blocks(content: &Value, location: Location, cx: &mut Context<'_>) -> Vec<Part
             None => match block {
                 Value::String(s) => Part::Text(s.clone()),
                 other => {
-                    cx.warn(location, format!("content block without \"type\" ({}) ignored", type_name(other)));
+                    cx.warn(
+                        location,
+                        format!(
+                            "content block without \"type\" ({}) ignored",
+                            type_name(other)
+                        ),
+                    );
                     continue;
                 }
             },

@@ -72,8 +72,13 @@ pub fn parse(file: &str, bytes: &[u8]) -> Result<(Document, Option<usize>), Impo
     let records = lines
         .map(|(i, l)| Record {
             line: i + 1,
-            value: serde_json::from_str::<Value>(l)
-                .map_err(|e| format!("invalid JSON at column {}: {}", e.column(), strip_position(&e.to_string()))),
+            value: serde_json::from_str::<Value>(l).map_err(|e| {
+                format!(
+                    "invalid JSON at column {}: {}",
+                    e.column(),
+                    strip_position(&e.to_string())
+                )
+            }),
         })
         .collect();
     Ok((Document::Lines(records), bad_utf8))
@@ -100,7 +105,12 @@ pub fn records(doc: &Document) -> Vec<(Location, &Value)> {
         Document::Lines(records) => records
             .iter()
             .enumerate()
-            .filter_map(|(i, r)| r.value.as_ref().ok().map(|v| (Location::record(i, Some(r.line)), v)))
+            .filter_map(|(i, r)| {
+                r.value
+                    .as_ref()
+                    .ok()
+                    .map(|v| (Location::record(i, Some(r.line)), v))
+            })
             .collect(),
     }
 }

@@ -20,9 +20,11 @@ pub fn u64_at(v: &Value, key: &str) -> Option<u64> {
 /// A value as a non-negative integer (integral floats and numeric strings too).
 pub fn as_u64(v: &Value) -> Option<u64> {
     match v {
-        Value::Number(n) => n
-            .as_u64()
-            .or_else(|| n.as_f64().filter(|f| *f >= 0.0 && f.fract() == 0.0).map(|f| f as u64)),
+        Value::Number(n) => n.as_u64().or_else(|| {
+            n.as_f64()
+                .filter(|f| *f >= 0.0 && f.fract() == 0.0)
+                .map(|f| f as u64)
+        }),
         Value::String(s) => s.trim().parse().ok(),
         _ => None,
     }
@@ -66,7 +68,11 @@ pub fn describe(v: &Value) -> String {
             format!("an object with keys {}", keys.join(", "))
         }
         Value::Array(items) => match items.first() {
-            Some(first) => format!("an array of {} whose first is {}", items.len(), describe(first)),
+            Some(first) => format!(
+                "an array of {} whose first is {}",
+                items.len(),
+                describe(first)
+            ),
             None => "an empty array".to_string(),
         },
         other => type_name(other).to_string(),

@@ -12,7 +12,7 @@
 //! assert_eq!(result.format, "openai");
 //! let trace = &result.traces[0];
 //! assert_eq!(trace.calls.len(), 1);
-//! assert_eq!(trace.chunks[0].content_tokens, 6);
+//! assert_eq!(trace.chunks[0].content_tokens, 7);
 //! ```
 //!
 //! Pure like the core: no file system, no clock. Bad input never panics: an unusable file is an
@@ -140,7 +140,11 @@ pub fn importer_named(name: &str) -> Result<&'static dyn Importer, ImportError> 
         .find(|i| i.name() == name)
         .ok_or_else(|| ImportError::UnknownFormat {
             name: name.to_string(),
-            known: IMPORTERS.iter().map(|i| i.name()).collect::<Vec<_>>().join(", "),
+            known: IMPORTERS
+                .iter()
+                .map(|i| i.name())
+                .collect::<Vec<_>>()
+                .join(", "),
         })
 }
 
@@ -160,7 +164,9 @@ pub fn import(file: &str, bytes: &[u8], options: &ImportOptions) -> Result<Impor
     if let Some(offset) = bad_utf8 {
         cx.warn(
             Location::default(),
-            format!("invalid UTF-8 at byte offset {offset}; invalid sequences replaced with U+FFFD"),
+            format!(
+                "invalid UTF-8 at byte offset {offset}; invalid sequences replaced with U+FFFD"
+            ),
         );
     }
     if let Document::Lines(records) = &doc {
@@ -174,7 +180,9 @@ pub fn import(file: &str, bytes: &[u8], options: &ImportOptions) -> Result<Impor
         Some(name) => importer_named(name)?,
         None => sniff(&doc).ok_or_else(|| ImportError::Unrecognized {
             file: file.to_string(),
-            found: doc.first_value().map_or_else(|| "no value".into(), json::describe),
+            found: doc
+                .first_value()
+                .map_or_else(|| "no value".into(), json::describe),
             expected: EXPECTED,
         })?,
     };

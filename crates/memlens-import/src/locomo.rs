@@ -42,14 +42,22 @@ impl Importer for Locomo {
         for (location, record) in records(doc) {
             match conversation(record, location, cx, traces.len()) {
                 Some(t) => traces.push(t),
-                None => cx.warn(location, "skipped: expected an object with a \"conversation\" object"),
+                None => cx.warn(
+                    location,
+                    "skipped: expected an object with a \"conversation\" object",
+                ),
             }
         }
         Ok(traces)
     }
 }
 
-fn conversation(record: &Value, location: Location, cx: &mut Context<'_>, n: usize) -> Option<Trace> {
+fn conversation(
+    record: &Value,
+    location: Location,
+    cx: &mut Context<'_>,
+    n: usize,
+) -> Option<Trace> {
     let conv = record.get("conversation").filter(|c| c.is_object())?;
     let id = record
         .get("sample_id")
@@ -72,7 +80,10 @@ fn conversation(record: &Value, location: Location, cx: &mut Context<'_>, n: usi
         let date = str_at(conv, &format!("session_{session}_date_time")).map(str::to_string);
         for (i, turn) in turns.iter().enumerate() {
             let Some(text) = str_at(turn, "text") else {
-                cx.warn(location, format!("session {session} turn {i} skipped: no \"text\" string"));
+                cx.warn(
+                    location,
+                    format!("session {session} turn {i} skipped: no \"text\" string"),
+                );
                 continue;
             };
             let speaker = str_at(turn, "speaker").map(str::to_string);
@@ -99,7 +110,10 @@ fn conversation(record: &Value, location: Location, cx: &mut Context<'_>, n: usi
     b.reconstruct_calls();
     for (i, qa) in array_at(record, "qa").into_iter().flatten().enumerate() {
         let Some(question) = str_at(qa, "question") else {
-            cx.warn(location, format!("question {i} skipped: no \"question\" string"));
+            cx.warn(
+                location,
+                format!("question {i} skipped: no \"question\" string"),
+            );
             continue;
         };
         let evidence = array_at(qa, "evidence")
@@ -118,7 +132,10 @@ fn conversation(record: &Value, location: Location, cx: &mut Context<'_>, n: usi
                 .and_then(scalar_text),
             evidence,
             evidence_chunks: Vec::new(),
-            category: qa.get("category").and_then(crate::json::as_u64).map(|c| c as u32),
+            category: qa
+                .get("category")
+                .and_then(crate::json::as_u64)
+                .map(|c| c as u32),
         });
     }
     Some(cx.finish(b, location))

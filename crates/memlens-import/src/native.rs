@@ -70,7 +70,9 @@ pub fn write(traces: &[Trace]) -> String {
         });
         t.chunks.iter().for_each(|c| push(&Line::Chunk(c.clone())));
         t.calls.iter().for_each(|c| push(&Line::Call(c.clone())));
-        t.tool_pairs.iter().for_each(|p| push(&Line::ToolPair(p.clone())));
+        t.tool_pairs
+            .iter()
+            .for_each(|p| push(&Line::ToolPair(p.clone())));
         t.probes.iter().for_each(|p| push(&Line::Probe(p.clone())));
     }
     out
@@ -96,13 +98,19 @@ impl Importer for Native {
         for (location, value) in records(doc) {
             if str_at(value, "type").is_some_and(|t| !KNOWN.contains(&t)) {
                 // Newer writers may add record types: skip them, keep the rest.
-                cx.warn(location, format!("unknown record type {:?} skipped", str_at(value, "type")));
+                cx.warn(
+                    location,
+                    format!("unknown record type {:?} skipped", str_at(value, "type")),
+                );
                 continue;
             }
             let line = Line::deserialize(value)
                 .map_err(|e| cx.invalid(location, format!("not a valid MemLens record: {e}")))?;
             if !header_seen && !matches!(line, Line::Memlens { .. }) {
-                return Err(cx.invalid(location, "expected the {\"type\":\"memlens\"} header line first"));
+                return Err(cx.invalid(
+                    location,
+                    "expected the {\"type\":\"memlens\"} header line first",
+                ));
             }
             match line {
                 Line::Memlens { version, .. } => {
@@ -111,7 +119,12 @@ impl Importer for Native {
                     }
                     header_seen = true;
                 }
-                Line::Trace { id, format, model, attributes } => traces.push(Trace {
+                Line::Trace {
+                    id,
+                    format,
+                    model,
+                    attributes,
+                } => traces.push(Trace {
                     id,
                     format,
                     model,
@@ -119,9 +132,9 @@ impl Importer for Native {
                     ..Trace::default()
                 }),
                 other => {
-                    let trace = traces
-                        .last_mut()
-                        .ok_or_else(|| cx.invalid(location, "record before any {\"type\":\"trace\"} line"))?;
+                    let trace = traces.last_mut().ok_or_else(|| {
+                        cx.invalid(location, "record before any {\"type\":\"trace\"} line")
+                    })?;
                     add(trace, other).map_err(|m| cx.invalid(location, m))?;
                 }
             }
@@ -139,22 +152,34 @@ fn add(trace: &mut Trace, line: Line) -> Result<(), String> {
         if id.index() < n {
             Ok(())
         } else {
-            Err(format!("chunk {} is referenced before it is defined (trace {:?} has {n} chunks so far)", id.0, trace.id))
+            Err(format!(
+                "chunk {} is referenced before it is defined (trace {:?} has {n} chunks so far)",
+                id.0, trace.id
+            ))
         }
     };
     match line {
         Line::Chunk(chunk) => {
             if chunk.id.index() != n {
-                return Err(format!("chunk id {} out of sequence: expected {n}", chunk.id.0));
+                return Err(format!(
+                    "chunk id {} out of sequence: expected {n}",
+                    chunk.id.0
+                ));
             }
             trace.chunks.push(chunk);
         }
         Line::Call(call) => {
-            call.input.iter().chain(&call.output).try_for_each(|&id| check(id))?;
+            call.input
+                .iter()
+                .chain(&call.output)
+                .try_for_each(|&id| check(id))?;
             trace.calls.push(call);
         }
         Line::ToolPair(pair) => {
-            pair.call.into_iter().chain(pair.result).try_for_each(check)?;
+            pair.call
+                .into_iter()
+                .chain(pair.result)
+                .try_for_each(check)?;
             trace.tool_pairs.push(pair);
         }
         Line::Probe(probe) => {
@@ -165,4 +190,3 @@ fn add(trace: &mut Trace, line: Line) -> Result<(), String> {
     }
     Ok(())
 }
-

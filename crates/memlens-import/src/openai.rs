@@ -27,7 +27,9 @@ impl Importer for OpenAi {
 
     fn sniff(&self, first: &Value) -> bool {
         match first {
-            Value::Array(items) => items.first().is_some_and(|v| is_message(v) || self.sniff(v)),
+            Value::Array(items) => items
+                .first()
+                .is_some_and(|v| is_message(v) || self.sniff(v)),
             Value::Object(_) => {
                 is_message(first)
                     || array_at(first, "messages").is_some()
@@ -56,12 +58,15 @@ pub struct Dialect {
     /// Parses a request's messages (and the system field, for Anthropic) into normalized messages.
     pub request_messages: fn(&Value, Location, &mut Context<'_>) -> Option<Vec<Message>>,
     /// Parses a response object into output messages, model and usage.
-    pub response: fn(&Value, Location, &mut Context<'_>) -> (Vec<Message>, Option<String>, Option<Usage>),
+    pub response: fn(&Value, Location, &mut Context<'_>) -> Response,
 }
 
+/// What a response record holds: output messages, model, usage.
+pub type Response = (Vec<Message>, Option<String>, Option<Usage>);
+
 const OPENAI_DIALECT: Dialect = Dialect {
-    request_messages: request_messages,
-    response: response,
+    request_messages,
+    response,
 };
 
 /// Reads records that are either whole conversations or logged calls.
@@ -87,13 +92,21 @@ pub fn import_records(
                 info: CallInfo {
                     model,
                     usage,
-                    started_at: time_field(record, &["start_time", "startTime", "created_at", "timestamp"])
-                        .or_else(|| time_field(response, &["created"])),
+                    started_at: time_field(
+                        record,
+                        &["start_time", "startTime", "created_at", "timestamp"],
+                    )
+                    .or_else(|| time_field(response, &["created"])),
                     ended_at: time_field(record, &["end_time", "endTime"]),
                     latency_ms: record
                         .get("latency_ms")
                         .and_then(Value::as_f64)
-                        .or_else(|| record.get("latency").and_then(Value::as_f64).map(|s| s * 1000.0)),
+                        .or_else(|| {
+                            record
+                                .get("latency")
+                                .and_then(Value::as_f64)
+                                .map(|s| s * 1000.0)
+                        }),
                     source: Some(source_pos(location)),
                 },
                 location,
@@ -108,7 +121,10 @@ pub fn import_records(
             b.reconstruct_calls();
             traces.push(cx.finish(b, location));
         } else {
-            cx.warn(location, "skipped: not a conversation or a request/response record");
+            cx.warn(
+                location,
+                "skipped: not a conversation or a request/response record",
+            );
         }
     }
     traces.extend(build_traces(calls, format, cx));
@@ -130,10 +146,20 @@ fn time_field(v: &Value, keys: &[&str]) -> Option<String> {
 
 /// An explicit conversation id on a record.
 fn group_id(v: &Value) -> Option<String> {
-    const KEYS: [&str; 6] = ["trace_id", "session_id", "conversation_id", "thread_id", "traceId", "sessionId"];
+    const KEYS: [&str; 6] = [
+        "trace_id",
+        "session_id",
+        "conversation_id",
+        "thread_id",
+        "traceId",
+        "sessionId",
+    ];
     KEYS.iter()
         .find_map(|k| v.get(*k))
-        .or_else(|| v.get("metadata").and_then(|m| KEYS.iter().find_map(|k| m.get(*k))))
+        .or_else(|| {
+            v.get("metadata")
+                .and_then(|m| KEYS.iter().find_map(|k| m.get(*k)))
+        })
         .filter(|x| x.is_string() || x.is_number())
         .map(as_text)
 }
@@ -166,7 +192,7 @@ fn request_messages(v: &Value, location: Location, cx: &mut Context<'_>) -> Opti
     Some(parse_messages(items, location, cx))
 }
 
-fn response(v: &Value, location: Location, cx: &mut Context<'_>) -> (Vec<Message>, Option<String>, Option<Usage>) {
+fn response(v: &Value, location: Location, cx: &mut Context<'_>) -> Response {
     let mut out = Vec::new();
     if let Some(choices) = array_at(v, "choices") {
         // Several choices are alternatives; the conversation continues with the first.
@@ -202,7 +228,13 @@ pub fn parse_messages(items: &[Value], location: Location, cx: &mut Context<'_>)
         .filter_map(|(i, m)| {
             let loc = location;
             parse_message(m, loc, cx).or_else(|| {
-                cx.warn(loc, format!("message {i} skipped: expected an object with a string \"role\", found {}", describe_msg(m)));
+                cx.warn(
+                    loc,
+                    format!(
+                        "message {i} skipped: expected an object with a string \"role\", found {}",
+                        describe_msg(m)
+                    ),
+                );
                 None
             })
         })
@@ -221,7 +253,10 @@ pub fn parse_message(m: &Value, location: Location, cx: &mut Context<'_>) -> Opt
     let role_name = str_at(m, "role")?;
     let role = Role::parse(role_name);
     if let Role::Other(name) = &role {
-        cx.warn(location, format!("unknown role {name:?}: kept as category \"other\""));
+        cx.warn(
+            location,
+            format!("unknown role {name:?}: kept as category \"other\""),
+        );
     }
     let mut parts = Vec::new();
     for key in ["reasoning_content", "reasoning"] {
@@ -238,7 +273,10 @@ pub fn parse_message(m: &Value, location: Location, cx: &mut Context<'_>) -> Opt
                 .or_else(|| str_at(m, "name").map(|n| format!("function:{n}")))
                 .unwrap_or_default();
             if id.is_empty() {
-                cx.warn(location, "tool message without \"tool_call_id\": kept unpaired");
+                cx.warn(
+                    location,
+                    "tool message without \"tool_call_id\": kept unpaired",
+                );
             }
             parts.push(Part::ToolResult {
                 id,
@@ -272,7 +310,9 @@ pub fn parse_message(m: &Value, location: Location, cx: &mut Context<'_>) -> Opt
     Some(Message {
         role: Some(role),
         role_name: role_name.to_string(),
-        name: str_at(m, "name").filter(|_| role_name != "tool").map(str::to_string),
+        name: str_at(m, "name")
+            .filter(|_| role_name != "tool")
+            .map(str::to_string),
         parts,
         ..Message::default()
     })
@@ -294,12 +334,17 @@ fn content_parts(content: &Value, location: Location, cx: &mut Context<'_>) -> V
                         }
                     }
                     (_, Value::String(s)) => text.push_str(s),
-                    (Some("refusal"), _) => text.push_str(str_at(item, "refusal").unwrap_or_default()),
+                    (Some("refusal"), _) => {
+                        text.push_str(str_at(item, "refusal").unwrap_or_default())
+                    }
                     (Some(kind), _) => parts.push(Part::Other {
                         kind: kind.to_string(),
                         text: describe_media(kind, item),
                     }),
-                    (None, other) => cx.warn(location, format!("content part of type {} ignored", type_name(other))),
+                    (None, other) => cx.warn(
+                        location,
+                        format!("content part of type {} ignored", type_name(other)),
+                    ),
                 }
             }
             if !text.is_empty() || parts.is_empty() {
@@ -308,7 +353,13 @@ fn content_parts(content: &Value, location: Location, cx: &mut Context<'_>) -> V
             parts
         }
         other => {
-            cx.warn(location, format!("\"content\" is {}, expected a string, an array or null: kept as JSON text", type_name(other)));
+            cx.warn(
+                location,
+                format!(
+                    "\"content\" is {}, expected a string, an array or null: kept as JSON text",
+                    type_name(other)
+                ),
+            );
             vec![Part::Text(other.to_string())]
         }
     }
@@ -341,7 +392,12 @@ pub fn describe_media(kind: &str, item: &Value) -> String {
 }
 
 /// Pushes a whole conversation (final message list) and reconstructs its calls.
-pub fn push_conversation(b: &mut TraceBuilder, items: &[Value], location: Location, cx: &mut Context<'_>) {
+pub fn push_conversation(
+    b: &mut TraceBuilder,
+    items: &[Value],
+    location: Location,
+    cx: &mut Context<'_>,
+) {
     for m in parse_messages(items, location, cx) {
         b.push_message(m, None);
     }

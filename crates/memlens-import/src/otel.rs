@@ -49,15 +49,21 @@ impl Importer for Otel {
 
     fn import(&self, doc: &Document, cx: &mut Context<'_>) -> Result<Vec<Trace>, ImportError> {
         let spans = collect_spans(doc, cx);
-        let mut calls: Vec<(Span, Vec<Message>, Vec<Message>)> = Vec::new();
+        let mut calls: Vec<SpanCall> = Vec::new();
         let mut tool_latency: HashMap<(String, String), f64> = HashMap::new();
         let mut without_content = 0usize;
         for span in spans {
             if is_call(&span) {
                 let (input, output) = span_messages(&span, cx);
-                calls.push((span, input, output));
+                calls.push(SpanCall {
+                    span,
+                    input,
+                    output,
+                });
             } else if span.attr_str("gen_ai.operation.name") == Some("execute_tool") {
-                if let (Some(id), Some(ms)) = (span.attr_str("gen_ai.tool.call.id"), span.latency_ms()) {
+                if let (Some(id), Some(ms)) =
+                    (span.attr_str("gen_ai.tool.call.id"), span.latency_ms())
+                {
                     tool_latency.insert((span.trace_id.clone(), id.to_string()), ms);
                 }
             } else if is_contentless_llm_span(&span) {
@@ -66,7 +72,8 @@ impl Importer for Otel {
         }
         if calls.is_empty() {
             if without_content > 0 {
-                // Not "no traces": the calls are there, their content was not recorded. Say how to fix it.
+                // Not "no traces": the calls are there, their content was not recorded. Say how
+                // to fix it.
                 return Err(cx.invalid(
                     Location::default(),
                     format!(
@@ -88,9 +95,9 @@ impl Importer for Otel {
         // Traces in order of first appearance, calls within a trace by start time: exporters write
         // spans when they end, so a file's order is end order (and batches may interleave traces).
         let mut order: Vec<String> = Vec::new();
-        let mut by_trace: HashMap<String, Vec<(Span, Vec<Message>, Vec<Message>)>> = HashMap::new();
+        let mut by_trace: HashMap<String, Vec<SpanCall>> = HashMap::new();
         for call in calls {
-            let key = call.0.trace_id.clone();
+            let key = call.span.trace_id.clone();
             if !by_trace.contains_key(&key) {
                 order.push(key.clone());
             }
@@ -103,10 +110,17 @@ impl Importer for Otel {
                 continue;
             };
             // Stable: spans without a start time keep their file order (and come first).
-            group.sort_by_key(|(span, _, _)| span.start.unwrap_or(0));
-            for (span, input, output) in group {
+            group.sort_by_key(|c| c.span.start.unwrap_or(0));
+            for SpanCall {
+                span,
+                input,
+                output,
+            } in group
+            {
                 if let Some(service) = &span.service {
-                    services.entry(span.trace_id.clone()).or_insert_with(|| service.clone());
+                    services
+                        .entry(span.trace_id.clone())
+                        .or_insert_with(|| service.clone());
                 }
                 logged.push(LoggedCall {
                     // No traceId: fall back to grouping by history continuity.
@@ -130,7 +144,9 @@ impl Importer for Otel {
         let mut traces = build_traces(logged, "otel", cx);
         for trace in &mut traces {
             if let Some(service) = services.get(&trace.id) {
-                trace.attributes.insert("service.name".into(), service.clone());
+                trace
+                    .attributes
+                    .insert("service.name".into(), service.clone());
             }
             // The tool span measured the execution that produced the result the next call reads.
             for chunk in &mut trace.chunks {
@@ -147,6 +163,13 @@ impl Importer for Otel {
         }
         Ok(traces)
     }
+}
+
+/// A call span with its messages.
+struct SpanCall {
+    span: Span,
+    input: Vec<Message>,
+    output: Vec<Message>,
 }
 
 fn is_export(v: &Value) -> bool {
@@ -227,7 +250,13 @@ fn collect_spans(doc: &Document, cx: &mut Context<'_>) -> Vec<Span> {
             for scope in scopes {
                 for (i, span) in array_at(scope, "spans").into_iter().flatten().enumerate() {
                     if !span.is_object() {
-                        cx.warn(location, format!("span {i} skipped: expected an object, found {}", type_name(span)));
+                        cx.warn(
+                            location,
+                            format!(
+                                "span {i} skipped: expected an object, found {}",
+                                type_name(span)
+                            ),
+                        );
                         continue;
                     }
                     spans.push(parse_span(span, service.clone(), location));
@@ -239,7 +268,11 @@ fn collect_spans(doc: &Document, cx: &mut Context<'_>) -> Vec<Span> {
 }
 
 fn parse_span(span: &Value, service: Option<String>, location: Location) -> Span {
-    let text = |key: &str| span.get(key).filter(|v| v.is_string() || v.is_number()).map(as_text);
+    let text = |key: &str| {
+        span.get(key)
+            .filter(|v| v.is_string() || v.is_number())
+            .map(as_text)
+    };
     // Unix nanoseconds: OTLP JSON writes 64-bit integers as strings, some exporters as numbers.
     // Zero means "not set".
     let nanos = |key: &str| span.get(key).and_then(as_u64).filter(|n| *n > 0);
@@ -273,7 +306,10 @@ fn attributes(v: &Value) -> Map<String, Value> {
             .iter()
             .filter_map(|kv| {
                 let key = str_at(kv, "key")?;
-                Some((key.to_string(), kv.get("value").map_or(Value::Null, any_value)))
+                Some((
+                    key.to_string(),
+                    kv.get("value").map_or(Value::Null, any_value),
+                ))
             })
             .collect(),
         Value::Object(map) => map.clone(),
@@ -293,7 +329,10 @@ fn any_value(v: &Value) -> Value {
     if let Some(i) = map.get("intValue") {
         // int64 is a JSON string in OTLP JSON.
         return match i {
-            Value::String(s) => s.trim().parse::<i64>().map_or_else(|_| i.clone(), Value::from),
+            Value::String(s) => s
+                .trim()
+                .parse::<i64>()
+                .map_or_else(|_| i.clone(), Value::from),
             other => other.clone(),
         };
     }
@@ -313,7 +352,13 @@ fn any_value(v: &Value) -> Value {
         return b.clone();
     }
     if let Some(a) = map.get("arrayValue") {
-        return Value::Array(array_at(a, "values").into_iter().flatten().map(any_value).collect());
+        return Value::Array(
+            array_at(a, "values")
+                .into_iter()
+                .flatten()
+                .map(any_value)
+                .collect(),
+        );
     }
     if let Some(kv) = map.get("kvlistValue") {
         return Value::Object(kv.get("values").map(attributes).unwrap_or_default());
@@ -336,11 +381,22 @@ const EVENT_ROLES: [(&str, &str); 5] = [
 ];
 
 fn is_call(span: &Span) -> bool {
+    // Embedding spans carry their input as `gen_ai.prompt.*` too, but are not chat context.
+    if span.attr_str("gen_ai.operation.name") == Some("embeddings")
+        || span.attr_str("llm.request.type") == Some("embedding")
+    {
+        return false;
+    }
     span.attrs.keys().any(|k| {
-        matches!(k.as_str(), "gen_ai.input.messages" | "gen_ai.output.messages" | "gen_ai.system_instructions")
-            || k.starts_with("gen_ai.prompt.")
+        matches!(
+            k.as_str(),
+            "gen_ai.input.messages" | "gen_ai.output.messages" | "gen_ai.system_instructions"
+        ) || k.starts_with("gen_ai.prompt.")
             || k.starts_with("gen_ai.completion.")
-    }) || span.events.iter().any(|e| EVENT_ROLES.iter().any(|(n, _)| *n == e.name))
+    }) || span
+        .events
+        .iter()
+        .any(|e| EVENT_ROLES.iter().any(|(n, _)| *n == e.name))
 }
 
 /// A model call span whose content was not captured (the default of most instrumentations).
@@ -385,7 +441,11 @@ fn decode_json(v: &Value, key: &str, span: &Span, cx: &mut Context<'_>) -> Optio
                 // Typically an attribute cut by a length limit (OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT).
                 cx.warn(
                     span.location,
-                    format!("{}: {key} is not valid JSON ({e}, {} bytes): ignored", span.label(), s.len()),
+                    format!(
+                        "{}: {key} is not valid JSON ({e}, {} bytes): ignored",
+                        span.label(),
+                        s.len()
+                    ),
                 );
                 None
             }
@@ -402,7 +462,11 @@ fn semconv_messages(v: &Value, key: &str, span: &Span, cx: &mut Context<'_>) -> 
         Some(other) => {
             cx.warn(
                 span.location,
-                format!("{}: {key} is {}, expected a list of messages: ignored", span.label(), type_name(&other)),
+                format!(
+                    "{}: {key} is {}, expected a list of messages: ignored",
+                    span.label(),
+                    type_name(&other)
+                ),
             );
             return Vec::new();
         }
@@ -412,16 +476,28 @@ fn semconv_messages(v: &Value, key: &str, span: &Span, cx: &mut Context<'_>) -> 
         let Some(role_name) = str_at(item, "role") else {
             cx.warn(
                 span.location,
-                format!("{}: {key} message {i} skipped: it has no string \"role\"", span.label()),
+                format!(
+                    "{}: {key} message {i} skipped: it has no string \"role\"",
+                    span.label()
+                ),
             );
             continue;
         };
         let role = Role::parse(role_name);
         if let Role::Other(name) = &role {
-            cx.warn(span.location, format!("{}: unknown role {name:?}: kept as category \"other\"", span.label()));
+            cx.warn(
+                span.location,
+                format!(
+                    "{}: unknown role {name:?}: kept as category \"other\"",
+                    span.label()
+                ),
+            );
         }
         let parts = match item.get("parts") {
-            Some(Value::Array(parts)) => parts.iter().filter_map(|p| semconv_part(p, span, cx)).collect(),
+            Some(Value::Array(parts)) => parts
+                .iter()
+                .filter_map(|p| semconv_part(p, span, cx))
+                .collect(),
             // Not the convention, but some instrumentations write `content` like a chat API.
             _ => loose_content(item.get("content").unwrap_or(&Value::Null)),
         };
@@ -464,7 +540,11 @@ fn semconv_part(p: &Value, span: &Span, cx: &mut Context<'_>) -> Option<Part> {
             other => {
                 cx.warn(
                     span.location,
-                    format!("{}: message part of type {} without \"type\" ignored", span.label(), type_name(other)),
+                    format!(
+                        "{}: message part of type {} without \"type\" ignored",
+                        span.label(),
+                        type_name(other)
+                    ),
                 );
                 return None;
             }
@@ -478,7 +558,13 @@ fn placeholder(kind: &str, p: &Value) -> String {
     let detail = ["uri", "url", "file_id", "mime_type", "modality"]
         .iter()
         .find_map(|k| str_at(p, k))
-        .map(|d| if d.starts_with("data:") { "inline data" } else { d })
+        .map(|d| {
+            if d.starts_with("data:") {
+                "inline data"
+            } else {
+                d
+            }
+        })
         .unwrap_or("inline data");
     format!("[{kind}: {detail}]")
 }
@@ -496,7 +582,10 @@ fn system_instructions(v: &Value, span: &Span, cx: &mut Context<'_>) -> Option<M
             vec![Part::Text(s.clone())]
         }
         _ => match decode_json(v, "gen_ai.system_instructions", span, cx)? {
-            Value::Array(items) => items.iter().filter_map(|p| semconv_part(p, span, cx)).collect(),
+            Value::Array(items) => items
+                .iter()
+                .filter_map(|p| semconv_part(p, span, cx))
+                .collect(),
             Value::Null => return None,
             other => semconv_part(&other, span, cx).into_iter().collect(),
         },
@@ -537,7 +626,11 @@ impl Loose {
         }
         let has_calls = !self.tool_calls.is_empty();
         for (id, name, arguments) in self.tool_calls.into_values() {
-            parts.push(Part::ToolCall { id, name, arguments });
+            parts.push(Part::ToolCall {
+                id,
+                name,
+                arguments,
+            });
         }
         // An empty text beside tool calls is the absence of text; dropping it keeps the resent
         // copy of this message (which may omit it) identical, so it is interned.
@@ -570,7 +663,9 @@ fn loose_content(content: &Value) -> Vec<Part> {
             }
             vec![Part::Text(s.clone())]
         }
-        Value::Array(blocks) => content_blocks(blocks).unwrap_or_else(|| vec![Part::Text(content.to_string())]),
+        Value::Array(blocks) => {
+            content_blocks(blocks).unwrap_or_else(|| vec![Part::Text(content.to_string())])
+        }
         other => vec![Part::Text(as_text(other))],
     }
 }
@@ -585,9 +680,12 @@ fn content_blocks(blocks: &[Value]) -> Option<Vec<Part>> {
     let parts = blocks
         .iter()
         .map(|b| match str_at(b, "type").unwrap_or_default() {
-            "text" | "input_text" | "output_text" => {
-                Part::Text(str_at(b, "text").or_else(|| str_at(b, "content")).unwrap_or_default().to_string())
-            }
+            "text" | "input_text" | "output_text" => Part::Text(
+                str_at(b, "text")
+                    .or_else(|| str_at(b, "content"))
+                    .unwrap_or_default()
+                    .to_string(),
+            ),
             "thinking" | "reasoning" => Part::Reasoning(text_of(b, "thinking")),
             "tool_use" => Part::ToolCall {
                 id: text_of(b, "id"),
@@ -642,7 +740,10 @@ fn legacy_messages(span: &Span, prefix: &str, default_role: &str) -> Option<Vec<
             "name" => m.name = text(),
             "tool_call_id" => m.tool_call_id = text(),
             _ => {
-                let Some((j, call_field)) = field.strip_prefix("tool_calls.").and_then(|f| f.split_once('.')) else {
+                let Some((j, call_field)) = field
+                    .strip_prefix("tool_calls.")
+                    .and_then(|f| f.split_once('.'))
+                else {
                     continue;
                 };
                 let Ok(j) = j.parse::<u64>() else {
@@ -661,7 +762,12 @@ fn legacy_messages(span: &Span, prefix: &str, default_role: &str) -> Option<Vec<
     if by_index.is_empty() {
         return None;
     }
-    Some(by_index.into_values().map(|m| m.into_message(default_role)).collect())
+    Some(
+        by_index
+            .into_values()
+            .map(|m| m.into_message(default_role))
+            .collect(),
+    )
 }
 
 /// Messages from the older per-message span events: (input, output).
@@ -685,7 +791,10 @@ fn event_messages(span: &Span, cx: &mut Context<'_>) -> (Vec<Message>, Vec<Messa
         let message = match body.get("message") {
             Some(Value::String(s)) if is_choice => match serde_json::from_str::<Value>(s) {
                 Ok(v @ Value::Object(_)) => v,
-                _ => Value::Object(Map::from_iter([("content".to_string(), Value::String(s.clone()))])),
+                _ => Value::Object(Map::from_iter([(
+                    "content".to_string(),
+                    Value::String(s.clone()),
+                )])),
             },
             Some(m @ Value::Object(_)) if is_choice => m.clone(),
             _ => body.clone(),
@@ -705,7 +814,14 @@ fn event_messages(span: &Span, cx: &mut Context<'_>) -> (Vec<Message>, Vec<Messa
             Some(Value::String(s)) => match serde_json::from_str::<Value>(s) {
                 Ok(v) => v,
                 Err(e) => {
-                    cx.warn(span.location, format!("{}: event {} tool_calls is not valid JSON ({e}): ignored", span.label(), event.name));
+                    cx.warn(
+                        span.location,
+                        format!(
+                            "{}: event {} tool_calls is not valid JSON ({e}): ignored",
+                            span.label(),
+                            event.name
+                        ),
+                    );
                     Value::Null
                 }
             },
@@ -715,9 +831,14 @@ fn event_messages(span: &Span, cx: &mut Context<'_>) -> (Vec<Message>, Vec<Messa
         for (j, call) in calls.as_array().into_iter().flatten().enumerate() {
             let f = call.get("function").unwrap_or(call);
             let text_of = |v: &Value, key: &str| v.get(key).map(as_text).unwrap_or_default();
-            loose
-                .tool_calls
-                .insert(j as u64, (text_of(call, "id"), text_of(f, "name"), text_of(f, "arguments")));
+            loose.tool_calls.insert(
+                j as u64,
+                (
+                    text_of(call, "id"),
+                    text_of(f, "name"),
+                    text_of(f, "arguments"),
+                ),
+            );
         }
         let m = loose.into_message(role);
         if is_choice {
@@ -732,7 +853,10 @@ fn event_messages(span: &Span, cx: &mut Context<'_>) -> (Vec<Message>, Vec<Messa
 /// `gen_ai.usage.*`, normalized so that input tokens include cached ones.
 fn span_usage(span: &Span) -> Usage {
     let first = |keys: &[&str]| keys.iter().find_map(|k| span.attr_u64(k));
-    let cache_read = first(&["gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_read_input_tokens"]);
+    let cache_read = first(&[
+        "gen_ai.usage.cache_read.input_tokens",
+        "gen_ai.usage.cache_read_input_tokens",
+    ]);
     let cache_write = first(&[
         "gen_ai.usage.cache_creation.input_tokens",
         "gen_ai.usage.cache_creation_input_tokens",
@@ -744,11 +868,17 @@ fn span_usage(span: &Span) -> Usage {
         .unwrap_or_default();
     // Anthropic reports input tokens without the cached ones; MemLens counts them in (OpenAI's way).
     if provider.eq_ignore_ascii_case("anthropic") {
-        input = input.map(|n| n.saturating_add(cache_read.unwrap_or(0)).saturating_add(cache_write.unwrap_or(0)));
+        input = input.map(|n| {
+            n.saturating_add(cache_read.unwrap_or(0))
+                .saturating_add(cache_write.unwrap_or(0))
+        });
     }
     Usage {
         input_tokens: input,
-        output_tokens: first(&["gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens"]),
+        output_tokens: first(&[
+            "gen_ai.usage.output_tokens",
+            "gen_ai.usage.completion_tokens",
+        ]),
         cache_read_tokens: cache_read,
         cache_write_tokens: cache_write,
         reasoning_tokens: first(&[
@@ -782,16 +912,26 @@ mod tests {
     }
 
     fn assert_paired(trace: &Trace) {
-        assert!(!trace.tool_pairs.is_empty(), "trace {} has no tool pair", trace.id);
+        assert!(
+            !trace.tool_pairs.is_empty(),
+            "trace {} has no tool pair",
+            trace.id
+        );
         for pair in &trace.tool_pairs {
-            assert!(pair.call.is_some() && pair.result.is_some(), "unpaired {pair:?}");
+            assert!(
+                pair.call.is_some() && pair.result.is_some(),
+                "unpaired {pair:?}"
+            );
         }
         assert_eq!(trace.orphan_results().count(), 0);
     }
 
     #[test]
     fn current_conventions() {
-        let result = run("semconv-current.json", include_bytes!("../../../tests/fixtures/otel/semconv-current.json"));
+        let result = run(
+            "semconv-current.json",
+            include_bytes!("../../../tests/fixtures/otel/semconv-current.json"),
+        );
         assert_eq!(result.format, "otel");
         assert!(result.warnings.is_empty(), "{:?}", result.warnings);
         // The HTTP and invoke_agent spans are not calls.
@@ -800,18 +940,32 @@ mod tests {
         assert_eq!(trace.id, "4bf92f3577b34da6a3ce929d0e0e4736");
         assert_eq!(trace.format, "otel");
         assert_eq!(trace.model.as_deref(), Some("gpt-4o-2024-08-06"));
-        assert_eq!(trace.attributes.get("service.name").map(String::as_str), Some("travel-assistant"));
+        assert_eq!(
+            trace.attributes.get("service.name").map(String::as_str),
+            Some("travel-assistant")
+        );
         assert_eq!(trace.calls.len(), 2);
         let (first, second) = (&trace.calls[0], &trace.calls[1]);
-        assert_eq!(categories(trace, &first.input), [Category::System, Category::User]);
+        assert_eq!(
+            categories(trace, &first.input),
+            [Category::System, Category::User]
+        );
         assert_eq!(categories(trace, &first.output), [Category::ToolCall]);
         assert_eq!(
             categories(trace, &second.input),
-            [Category::System, Category::User, Category::ToolCall, Category::ToolResult]
+            [
+                Category::System,
+                Category::User,
+                Category::ToolCall,
+                Category::ToolResult
+            ]
         );
         assert_eq!(categories(trace, &second.output), [Category::Assistant]);
         // The resent history is the same chunks, not copies: 5 distinct messages.
-        assert_eq!(second.input[..3], [first.input[0], first.input[1], first.output[0]]);
+        assert_eq!(
+            second.input[..3],
+            [first.input[0], first.input[1], first.output[0]]
+        );
         assert_eq!(trace.chunks.len(), 5);
 
         let call = trace.chunk(first.output[0]);
@@ -820,7 +974,10 @@ mod tests {
         let tool_result = trace.chunk(second.input[3]);
         assert!(tool_result.content.contains("light rain"));
         // From the execute_tool span: 1747994401.070 - 1747994400.840 s.
-        assert!(tool_result.meta.latency_ms.is_some_and(|ms| (ms - 230.0).abs() < 1e-6));
+        assert!(tool_result
+            .meta
+            .latency_ms
+            .is_some_and(|ms| (ms - 230.0).abs() < 1e-6));
         assert_paired(trace);
 
         let usage = second.usage.unwrap_or_default();
@@ -831,41 +988,67 @@ mod tests {
         assert_eq!(first.started_at.as_deref(), Some("1747994400020000000"));
         assert_eq!(first.ended_at.as_deref(), Some("1747994400832000000"));
         assert!(first.latency_ms.is_some_and(|ms| (ms - 812.0).abs() < 1e-6));
-        assert!(trace.chunks.iter().all(|c| c.tokens > 0 && c.content_tokens > 0));
+        assert!(trace
+            .chunks
+            .iter()
+            .all(|c| c.tokens > 0 && c.content_tokens > 0));
     }
 
     #[test]
     fn legacy_attributes_two_interleaved_traces() {
-        let result = run("semconv-legacy.json", include_bytes!("../../../tests/fixtures/otel/semconv-legacy.json"));
+        let result = run(
+            "semconv-legacy.json",
+            include_bytes!("../../../tests/fixtures/otel/semconv-legacy.json"),
+        );
         assert!(result.warnings.is_empty(), "{:?}", result.warnings);
         assert_eq!(result.traces.len(), 2);
         // Order of first appearance in the file.
         let (a, b) = (&result.traces[0], &result.traces[1]);
         assert_eq!(a.id, "7d2c9e41a0b84f3c9e5f1a2b3c4d5e6f");
         assert_eq!(b.id, "e1f2a3b4c5d60718293a4b5c6d7e8f90");
-        assert_eq!(a.attributes.get("service.name").map(String::as_str), Some("repo-agent"));
+        assert_eq!(
+            a.attributes.get("service.name").map(String::as_str),
+            Some("repo-agent")
+        );
         for trace in [a, b] {
             assert_eq!(trace.calls.len(), 2, "trace {}", trace.id);
             assert_paired(trace);
+            // Sorted by start time, whatever the file order.
+            assert!(trace.calls[0].started_at < trace.calls[1].started_at);
             assert!(trace.calls[0].input.len() < trace.calls[1].input.len());
             assert!(trace.chunks.iter().all(|c| c.tokens > 0));
         }
         assert_eq!(
             categories(a, &a.calls[1].input),
-            [Category::System, Category::User, Category::Assistant, Category::ToolCall, Category::ToolResult]
+            [
+                Category::System,
+                Category::User,
+                Category::Assistant,
+                Category::ToolCall,
+                Category::ToolResult
+            ]
         );
         // The assistant text and tool call resent in call 2 are the chunks call 1 produced.
         assert_eq!(a.calls[1].input[2..4], a.calls[0].output[..]);
         assert_eq!(categories(b, &b.calls[0].output), [Category::ToolCall]);
         assert_eq!(categories(b, &b.calls[1].output), [Category::Assistant]);
         let result_chunk = b.chunk(b.calls[1].input[3]);
-        assert_eq!(result_chunk.meta.tool_call_id.as_deref(), Some("call_8fJ2kLmN4pQ6rS0t"));
+        assert_eq!(
+            result_chunk.meta.tool_call_id.as_deref(),
+            Some("call_8fJ2kLmN4pQ6rS0t")
+        );
 
         // Anthropic: reported input excludes the cache, MemLens' includes it.
         let a1 = a.calls[0].usage.unwrap_or_default();
-        assert_eq!((a1.input_tokens, a1.cache_write_tokens, a1.output_tokens), (Some(24 + 2048), Some(2048), Some(96)));
+        assert_eq!(
+            (a1.input_tokens, a1.cache_write_tokens, a1.output_tokens),
+            (Some(24 + 2048), Some(2048), Some(96))
+        );
         let a2 = a.calls[1].usage.unwrap_or_default();
-        assert_eq!((a2.input_tokens, a2.cache_read_tokens), (Some(310 + 2048), Some(2048)));
+        assert_eq!(
+            (a2.input_tokens, a2.cache_read_tokens),
+            (Some(310 + 2048), Some(2048))
+        );
         // OpenAI: as reported.
         let b2 = b.calls[1].usage.unwrap_or_default();
         assert_eq!((b2.input_tokens, b2.output_tokens), (Some(181), Some(21)));
@@ -874,12 +1057,19 @@ mod tests {
 
     #[test]
     fn json_lines_batches_of_one_trace() {
-        let result = run("otlp-lines.jsonl", include_bytes!("../../../tests/fixtures/otel/otlp-lines.jsonl"));
+        let result = run(
+            "otlp-lines.jsonl",
+            include_bytes!("../../../tests/fixtures/otel/otlp-lines.jsonl"),
+        );
         assert!(result.warnings.is_empty(), "{:?}", result.warnings);
         assert_eq!(result.traces.len(), 1);
         let trace = &result.traces[0];
         assert_eq!(trace.calls.len(), 2);
-        let lines: Vec<u32> = trace.calls.iter().filter_map(|c| c.source.map(|s| s.line)).collect();
+        let lines: Vec<u32> = trace
+            .calls
+            .iter()
+            .filter_map(|c| c.source.map(|s| s.line))
+            .collect();
         assert_eq!(lines, [1, 2]);
         assert_eq!(
             categories(trace, &trace.calls[0].output),
@@ -892,9 +1082,13 @@ mod tests {
             .find(|c| c.category == Category::ToolResult)
             .and_then(|c| c.meta.latency_ms);
         assert!(tool_result.is_some_and(|ms| (ms - 120.0).abs() < 1e-6));
-        let reasoning: Vec<_> = trace.calls.iter().map(|c| c.usage.and_then(|u| u.reasoning_tokens)).collect();
+        let reasoning: Vec<_> = trace
+            .calls
+            .iter()
+            .map(|c| c.usage.and_then(|u| u.reasoning_tokens))
+            .collect();
         assert_eq!(reasoning, [Some(128), Some(64)]);
-        assert_eq!(trace.calls[0].usage.and_then(|u| u.input_tokens), Some(212));
+        assert_eq!(trace.calls[0].usage.and_then(|u| u.input_tokens), Some(142));
     }
 
     #[test]
@@ -906,21 +1100,26 @@ mod tests {
         assert_eq!(result.warnings.len(), 1, "{:?}", result.warnings);
         let message = &result.warnings[0].message;
         assert!(message.contains("gen_ai.input.messages"), "{message}");
-        assert!(message.contains("d0d0d0d0d0d0d002") && message.contains("chat gpt-4.1"), "{message}");
+        assert!(
+            message.contains("d0d0d0d0d0d0d002") && message.contains("chat gpt-4.1"),
+            "{message}"
+        );
         let trace = &result.traces[0];
         assert_eq!(trace.calls.len(), 2);
         // The broken span keeps its output and usage.
         let broken = &trace.calls[1];
         assert!(broken.input.is_empty());
         assert_eq!(categories(trace, &broken.output), [Category::Assistant]);
-        assert_eq!(broken.usage.and_then(|u| u.input_tokens), Some(139));
+        assert_eq!(broken.usage.and_then(|u| u.input_tokens), Some(91));
     }
 
     #[test]
     fn no_llm_spans_is_an_error() {
         let bytes = include_bytes!("../../../tests/fixtures/otel/no-llm-spans.json");
         match import("no-llm-spans.json", bytes, &ImportOptions::default()) {
-            Err(ImportError::Invalid { message, .. }) => assert!(message.contains("no traces"), "{message}"),
+            Err(ImportError::Invalid { message, .. }) => {
+                assert!(message.contains("no traces"), "{message}")
+            }
             other => panic!("expected an error, got {other:?}"),
         }
     }
@@ -932,7 +1131,9 @@ mod tests {
               {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
               {"key": "gen_ai.usage.input_tokens", "value": {"intValue": 12}}]}]}]}]}"#;
         match import("x.json", doc, &ImportOptions::default()) {
-            Err(ImportError::Invalid { message, .. }) => assert!(message.contains("CAPTURE_MESSAGE_CONTENT"), "{message}"),
+            Err(ImportError::Invalid { message, .. }) => {
+                assert!(message.contains("CAPTURE_MESSAGE_CONTENT"), "{message}")
+            }
             other => panic!("expected an error, got {other:?}"),
         }
     }
@@ -947,7 +1148,7 @@ mod tests {
             ));
         }
         let doc = format!(
-            r#"{{"instrumentationLibrarySpans": 1, "resourceSpans": [{{"instrumentationLibrarySpans": [{{"spans": [
+            r#"{{"resourceSpans": [{{"instrumentationLibrarySpans": [{{"spans": [
               {{"traceId": "t1", "spanId": "s1", "name": "chat", "startTimeUnixNano": 5, "endTimeUnixNano": 9,
                 "attributes": [{}, {{"key": "gen_ai.completion.0.content", "value": {{"stringValue": "done"}}}}]}},
               {{"traceId": "t2", "spanId": "s2", "name": "chat", "events": [
@@ -960,12 +1161,22 @@ mod tests {
         let result = run("inline.json", doc.as_bytes());
         assert_eq!(result.traces.len(), 2);
         let t1 = &result.traces[0];
-        let contents: Vec<&str> = t1.calls[0].input.iter().map(|id| t1.chunk(*id).content.as_str()).collect();
+        let contents: Vec<&str> = t1.calls[0]
+            .input
+            .iter()
+            .map(|id| t1.chunk(*id).content.as_str())
+            .collect();
         let expected: Vec<String> = (0..12).map(|i| format!("message {i}")).collect();
         assert_eq!(contents, expected);
-        assert_eq!(t1.chunk(t1.calls[0].output[0]).category, Category::Assistant);
+        assert_eq!(
+            t1.chunk(t1.calls[0].output[0]).category,
+            Category::Assistant
+        );
         let t2 = &result.traces[1];
-        assert_eq!(categories(t2, &t2.calls[0].input), [Category::System, Category::User]);
+        assert_eq!(
+            categories(t2, &t2.calls[0].input),
+            [Category::System, Category::User]
+        );
         assert_eq!(t2.chunk(t2.calls[0].output[0]).content, "Hello!");
     }
 
