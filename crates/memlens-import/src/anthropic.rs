@@ -64,7 +64,7 @@ impl Importer for Anthropic {
         }
     }
 
-    fn import(&self, doc: &Document, cx: &mut Context<'_>) -> Result<Vec<Trace>, ImportError> {
+    fn import(&self, doc: Document<'_>, cx: &mut Context<'_>) -> Result<Vec<Trace>, ImportError> {
         import_records(doc, cx, "anthropic", &ANTHROPIC_DIALECT)
     }
 }

@@ -1,67 +1,139 @@
-//! Decoding and parsing the input once: one JSON value, or JSON Lines records parsed lazily.
+//! Decoding and parsing the input: one JSON value, a JSON array whose elements are parsed one at a
+//! time, or JSON Lines parsed line by line. Large files stream: only the record being imported is
+//! held as a parsed value, so memory stays near the file size plus the trace model.
 
 use crate::error::{ImportError, Location};
 use serde_json::Value;
+use std::ops::Range;
 
-/// The parsed input handed to importers.
+/// The input handed to importers.
 #[derive(Debug)]
-pub enum Document {
-    /// The whole file is one JSON value.
+pub enum Document<'a> {
+    /// The whole file is one JSON value (an object, usually).
     Json(Value),
-    /// JSON Lines: one value per non-empty line. Lines that fail to parse are warnings.
-    Lines(Vec<Record>),
+    /// A top-level JSON array, split into elements without parsing them yet.
+    Array {
+        /// The decoded text.
+        text: &'a str,
+        /// Byte range and 1-based start line of each element.
+        items: Vec<(Range<usize>, usize)>,
+        /// The first element parsed, for sniffing.
+        first: Option<Value>,
+    },
+    /// JSON Lines: one value per non-empty line.
+    Lines {
+        /// 1-based line number and text of each non-empty line.
+        lines: Vec<(usize, &'a str)>,
+        /// The first line parsed, for sniffing.
+        first: Option<Value>,
+    },
 }
 
-/// One JSON Lines record.
-#[derive(Debug)]
-pub struct Record {
-    /// 1-based line number.
-    pub line: usize,
-    /// The parsed value, or the parse error message.
-    pub value: Result<Value, String>,
-}
+/// One record: where it is, and its value or why it did not parse.
+pub type RecordItem = (Location, Result<Value, String>);
 
-impl Document {
-    /// A value to sniff: the whole JSON document, or the first JSON Lines record that parsed.
+impl<'a> Document<'a> {
+    /// A value to sniff: the whole JSON document, or the first record of an array or JSON Lines.
     pub fn first_value(&self) -> Option<&Value> {
         match self {
             Document::Json(v) => Some(v),
-            Document::Lines(records) => records.iter().find_map(|r| r.value.as_ref().ok()),
+            Document::Array { first, .. } | Document::Lines { first, .. } => first.as_ref(),
+        }
+    }
+
+    /// True when the document is a top-level array (of records or of messages).
+    pub fn is_array(&self) -> bool {
+        matches!(
+            self,
+            Document::Array { .. } | Document::Json(Value::Array(_))
+        )
+    }
+
+    /// The records, parsed one at a time: a top-level array's elements, JSON Lines' lines, or the
+    /// single top-level value.
+    pub fn into_records(self) -> Box<dyn Iterator<Item = RecordItem> + 'a> {
+        match self {
+            Document::Json(Value::Array(items)) => Box::new(
+                items
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, v)| (Location::record(i, None), Ok(v))),
+            ),
+            Document::Json(v) => Box::new(std::iter::once((Location::default(), Ok(v)))),
+            Document::Array { text, items, .. } => Box::new(items.into_iter().enumerate().map(
+                move |(i, (range, line))| {
+                    let value = serde_json::from_str::<Value>(&text[range]).map_err(|e| {
+                        format!(
+                            "invalid JSON at line {}: {}",
+                            line + e.line() - 1,
+                            strip_position(&e.to_string())
+                        )
+                    });
+                    (Location::record(i, Some(line)), value)
+                },
+            )),
+            Document::Lines { lines, .. } => {
+                Box::new(lines.into_iter().enumerate().map(|(i, (line, l))| {
+                    let value = serde_json::from_str::<Value>(l).map_err(|e| {
+                        format!(
+                            "invalid JSON at column {}: {}",
+                            e.column(),
+                            strip_position(&e.to_string())
+                        )
+                    });
+                    (Location::record(i, Some(line)), value)
+                }))
+            }
         }
     }
 }
 
-/// Decodes `bytes` as UTF-8 (invalid sequences are replaced and reported) and parses JSON or JSON
-/// Lines. Returns the document and the byte offset of the first invalid UTF-8 sequence, if any.
-pub fn parse(file: &str, bytes: &[u8]) -> Result<(Document, Option<usize>), ImportError> {
-    let (text, bad_utf8) = match std::str::from_utf8(bytes) {
+/// Decodes `bytes` as UTF-8 (invalid sequences are replaced; the offset of the first is returned)
+/// and splits it into a [`Document`]. `text` receives the decoded text the document borrows.
+pub fn decode(bytes: &[u8]) -> (std::borrow::Cow<'_, str>, Option<usize>) {
+    match std::str::from_utf8(bytes) {
         Ok(s) => (std::borrow::Cow::Borrowed(s), None),
         Err(e) => (String::from_utf8_lossy(bytes), Some(e.valid_up_to())),
-    };
-    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-    if text.trim().is_empty() {
+    }
+}
+
+/// Parses decoded text into a [`Document`].
+pub fn parse<'a>(file: &str, text: &'a str) -> Result<Document<'a>, ImportError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let trimmed = text.trim_start();
+    if trimmed.is_empty() {
         return Err(ImportError::Empty {
             file: file.to_string(),
         });
     }
+    if trimmed.starts_with('[') {
+        if let Some(items) = split_array(text) {
+            let first = items
+                .first()
+                .and_then(|(r, _)| serde_json::from_str(&text[r.clone()]).ok());
+            return Ok(Document::Array { text, items, first });
+        }
+    }
     let whole_err = match serde_json::from_str::<Value>(text) {
-        Ok(v) => return Ok((Document::Json(v), bad_utf8)),
+        Ok(v) => return Ok(Document::Json(v)),
         Err(e) => e,
     };
     // Not one JSON value: JSON Lines if the first non-empty line is a JSON object or array.
-    let mut lines = text
+    let lines: Vec<(usize, &str)> = text
         .lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
-        .peekable();
-    let first_is_json = lines
-        .peek()
-        .map(|(_, l)| {
-            let t = l.trim_start();
-            (t.starts_with('{') || t.starts_with('[')) && serde_json::from_str::<Value>(l).is_ok()
-        })
-        .unwrap_or(false);
-    if !first_is_json {
+        .map(|(i, l)| (i + 1, l))
+        .collect();
+    let first = lines.first().and_then(|(_, l)| {
+        let t = l.trim_start();
+        if t.starts_with('{') || t.starts_with('[') {
+            serde_json::from_str::<Value>(l).ok()
+        } else {
+            None
+        }
+    });
+    if first.is_none() || lines.len() < 2 {
         return Err(ImportError::Json {
             file: file.to_string(),
             line: whole_err.line(),
@@ -69,19 +141,7 @@ pub fn parse(file: &str, bytes: &[u8]) -> Result<(Document, Option<usize>), Impo
             message: strip_position(&whole_err.to_string()),
         });
     }
-    let records = lines
-        .map(|(i, l)| Record {
-            line: i + 1,
-            value: serde_json::from_str::<Value>(l).map_err(|e| {
-                format!(
-                    "invalid JSON at column {}: {}",
-                    e.column(),
-                    strip_position(&e.to_string())
-                )
-            }),
-        })
-        .collect();
-    Ok((Document::Lines(records), bad_utf8))
+    Ok(Document::Lines { lines, first })
 }
 
 /// serde_json appends " at line L column C"; MemLens prints positions its own way.
@@ -92,25 +152,115 @@ fn strip_position(message: &str) -> String {
     }
 }
 
-/// The records of a document as (location, value): the elements of a top-level array, the single
-/// top-level value, or the JSON Lines records that parsed.
-pub fn records(doc: &Document) -> Vec<(Location, &Value)> {
-    match doc {
-        Document::Json(Value::Array(items)) => items
-            .iter()
-            .enumerate()
-            .map(|(i, v)| (Location::record(i, None), v))
-            .collect(),
-        Document::Json(v) => vec![(Location::default(), v)],
-        Document::Lines(records) => records
-            .iter()
-            .enumerate()
-            .filter_map(|(i, r)| {
-                r.value
-                    .as_ref()
-                    .ok()
-                    .map(|v| (Location::record(i, Some(r.line)), v))
-            })
-            .collect(),
+/// Splits a top-level JSON array into its elements' byte ranges (and start lines) by tracking
+/// strings and bracket depth, without building values. `None` when the text is not a well-formed
+/// array at this level (unbalanced, trailing text): the caller then parses it whole to report
+/// the exact error position.
+fn split_array(text: &str) -> Option<Vec<(Range<usize>, usize)>> {
+    let bytes = text.as_bytes();
+    let mut i = text.len() - text.trim_start().len();
+    let mut line = 1 + text[..i].matches('\n').count();
+    debug_assert_eq!(bytes.get(i), Some(&b'['));
+    i += 1;
+    let mut items = Vec::new();
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    let mut start: Option<(usize, usize)> = None;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b == b'\n' {
+            line += 1;
+        }
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            i += 1;
+            continue;
+        }
+        match b {
+            b' ' | b'\t' | b'\r' | b'\n' => {}
+            b',' | b']' if depth == 0 => {
+                match start.take() {
+                    Some((s, l)) => items.push((s..trim_end(bytes, s, i), l)),
+                    // `[,` or `,,` or `[1,]`: not JSON; let the full parser say where.
+                    None if b == b',' || !items.is_empty() => return None,
+                    None => {}
+                }
+                if b == b']' {
+                    let rest = &text[i + 1..];
+                    return rest.trim().is_empty().then_some(items);
+                }
+            }
+            _ => {
+                if start.is_none() {
+                    start = Some((i, line));
+                }
+                match b {
+                    b'"' => in_string = true,
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => depth = depth.checked_sub(1)?,
+                    _ => {}
+                }
+            }
+        }
+        i += 1;
+    }
+    None
+}
+
+fn trim_end(bytes: &[u8], start: usize, mut end: usize) -> usize {
+    while end > start && bytes[end - 1].is_ascii_whitespace() {
+        end -= 1;
+    }
+    end
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn split(s: &str) -> Option<Vec<&str>> {
+        split_array(s).map(|v| v.into_iter().map(|(r, _)| &s[r]).collect())
+    }
+
+    #[test]
+    fn splits_top_level_elements() {
+        assert_eq!(split("[]"), Some(vec![]));
+        assert_eq!(
+            split(" [ 1 , {\"a\": [1,2]}, \"x,]\" ]\n"),
+            Some(vec!["1", "{\"a\": [1,2]}", "\"x,]\""])
+        );
+        assert_eq!(split("[\"a\\\"]\", 2]"), Some(vec!["\"a\\\"]\"", "2"]));
+    }
+
+    #[test]
+    fn rejects_what_is_not_an_array() {
+        for bad in ["[1,]", "[,1]", "[1 2", "[1] x", "[{]", "[1,,2]", "[\"open"] {
+            let got = split(bad);
+            // Either refused, or split into pieces the element parser will reject: never a panic.
+            if let Some(items) = got {
+                assert!(
+                    items
+                        .iter()
+                        .any(|i| serde_json::from_str::<Value>(i).is_err()),
+                    "{bad}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn element_lines_are_tracked() {
+        let text = "[\n{\"a\":1},\n\n{\"b\":\n2}\n]";
+        let items = split_array(text).expect("array");
+        assert_eq!(
+            items.iter().map(|(_, l)| *l).collect::<Vec<_>>(),
+            vec![2, 4]
+        );
     }
 }

@@ -46,7 +46,7 @@ pub trait Importer: Sync {
     /// Whether `first` (the whole document, or its first JSON Lines record) looks like this format.
     fn sniff(&self, first: &Value) -> bool;
     /// Reads the document.
-    fn import(&self, doc: &Document, cx: &mut Context<'_>) -> Result<Vec<Trace>, ImportError>;
+    fn import(&self, doc: Document<'_>, cx: &mut Context<'_>) -> Result<Vec<Trace>, ImportError>;
 }
 
 /// Every importer, in sniffing order: the most specific shapes first.
@@ -122,6 +122,17 @@ impl<'a> Context<'a> {
         }
     }
 
+    /// Passes a parsed record through; a record that failed to parse becomes a warning.
+    pub fn accept(&mut self, item: document::RecordItem) -> Option<(Location, Value)> {
+        match item {
+            (location, Ok(value)) => Some((location, value)),
+            (location, Err(message)) => {
+                self.warn(location, format!("skipped: {message}"));
+                None
+            }
+        }
+    }
+
     /// Finishes a builder, keeping its warnings.
     pub fn finish(&mut self, builder: TraceBuilder, location: Location) -> Trace {
         let (trace, warnings) = builder.finish();
@@ -159,7 +170,8 @@ tau-bench trajectories, LoCoMo conversations, or MemLens JSON Lines";
 
 /// Imports a trace file: decode, parse, sniff (or `options.format`), import, count tokens.
 pub fn import(file: &str, bytes: &[u8], options: &ImportOptions) -> Result<Import, ImportError> {
-    let (doc, bad_utf8) = document::parse(file, bytes)?;
+    let (text, bad_utf8) = document::decode(bytes);
+    let doc = document::parse(file, &text)?;
     let mut cx = Context::new(file);
     if let Some(offset) = bad_utf8 {
         cx.warn(
@@ -168,13 +180,6 @@ pub fn import(file: &str, bytes: &[u8], options: &ImportOptions) -> Result<Impor
                 "invalid UTF-8 at byte offset {offset}; invalid sequences replaced with U+FFFD"
             ),
         );
-    }
-    if let Document::Lines(records) = &doc {
-        for (i, r) in records.iter().enumerate() {
-            if let Err(e) = &r.value {
-                cx.warn(Location::record(i, Some(r.line)), format!("skipped: {e}"));
-            }
-        }
     }
     let importer = match &options.format {
         Some(name) => importer_named(name)?,
@@ -186,7 +191,7 @@ pub fn import(file: &str, bytes: &[u8], options: &ImportOptions) -> Result<Impor
             expected: EXPECTED,
         })?,
     };
-    let mut traces = importer.import(&doc, &mut cx)?;
+    let mut traces = importer.import(doc, &mut cx)?;
     if traces.is_empty() {
         return Err(cx.invalid(
             Location::default(),

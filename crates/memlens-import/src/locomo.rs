@@ -5,7 +5,7 @@
 //! agent, so each of `speaker_b`'s turns is a call whose input is everything said before it.
 //! Questions become probes (question, answer, evidence ids, category).
 
-use crate::document::{records, Document};
+use crate::document::Document;
 use crate::error::{ImportError, Location};
 use crate::json::{array_at, scalar_text, str_at};
 use crate::{Context, Importer};
@@ -37,10 +37,13 @@ impl Importer for Locomo {
         }
     }
 
-    fn import(&self, doc: &Document, cx: &mut Context<'_>) -> Result<Vec<Trace>, ImportError> {
+    fn import(&self, doc: Document<'_>, cx: &mut Context<'_>) -> Result<Vec<Trace>, ImportError> {
         let mut traces = Vec::new();
-        for (location, record) in records(doc) {
-            match conversation(record, location, cx, traces.len()) {
+        for item in doc.into_records() {
+            let Some((location, record)) = cx.accept(item) else {
+                continue;
+            };
+            match conversation(&record, location, cx, traces.len()) {
                 Some(t) => traces.push(t),
                 None => cx.warn(
                     location,

@@ -10,7 +10,7 @@
 //! {"type":"probe","question":"...","evidence":["D1:3"],"evidence_chunks":[2]}
 //! ```
 
-use crate::document::{records, Document};
+use crate::document::Document;
 use crate::error::ImportError;
 use crate::json::str_at;
 use crate::{Context, Importer};
@@ -92,19 +92,22 @@ impl Importer for Native {
             || str_at(first, "type") == Some("memlens")
     }
 
-    fn import(&self, doc: &Document, cx: &mut Context<'_>) -> Result<Vec<Trace>, ImportError> {
+    fn import(&self, doc: Document<'_>, cx: &mut Context<'_>) -> Result<Vec<Trace>, ImportError> {
         let mut traces: Vec<Trace> = Vec::new();
         let mut header_seen = false;
-        for (location, value) in records(doc) {
-            if str_at(value, "type").is_some_and(|t| !KNOWN.contains(&t)) {
+        for item in doc.into_records() {
+            let Some((location, value)) = cx.accept(item) else {
+                continue;
+            };
+            if str_at(&value, "type").is_some_and(|t| !KNOWN.contains(&t)) {
                 // Newer writers may add record types: skip them, keep the rest.
                 cx.warn(
                     location,
-                    format!("unknown record type {:?} skipped", str_at(value, "type")),
+                    format!("unknown record type {:?} skipped", str_at(&value, "type")),
                 );
                 continue;
             }
-            let line = Line::deserialize(value)
+            let line = Line::deserialize(&value)
                 .map_err(|e| cx.invalid(location, format!("not a valid MemLens record: {e}")))?;
             if !header_seen && !matches!(line, Line::Memlens { .. }) {
                 return Err(cx.invalid(

@@ -4,7 +4,7 @@
 //! `role: "tool"`, the legacy `function_call` / `role: "function"`, `developer`, multi-part content
 //! and `reasoning_content`.
 
-use crate::document::{records, Document};
+use crate::document::Document;
 use crate::error::{ImportError, Location};
 use crate::json::{array_at, as_text, str_at, type_name, u64_at};
 use crate::logs::{build_traces, LoggedCall};
@@ -39,14 +39,16 @@ impl Importer for OpenAi {
         }
     }
 
-    fn import(&self, doc: &Document, cx: &mut Context<'_>) -> Result<Vec<Trace>, ImportError> {
+    fn import(&self, doc: Document<'_>, cx: &mut Context<'_>) -> Result<Vec<Trace>, ImportError> {
         // A bare message list (JSON array of messages) is one conversation.
-        if let Document::Json(Value::Array(items)) = doc {
-            if items.first().is_some_and(is_message) {
-                let mut b = TraceBuilder::new("conversation-0", "openai");
-                push_conversation(&mut b, items, Location::default(), cx);
-                return Ok(vec![cx.finish(b, Location::default())]);
-            }
+        if doc.is_array() && doc.first_value().is_some_and(is_message) {
+            let items: Vec<Value> = doc
+                .into_records()
+                .filter_map(|item| cx.accept(item).map(|(_, v)| v))
+                .collect();
+            let mut b = TraceBuilder::new("conversation-0", "openai");
+            push_conversation(&mut b, &items, Location::default(), cx);
+            return Ok(vec![cx.finish(b, Location::default())]);
         }
         import_records(doc, cx, "openai", &OPENAI_DIALECT)
     }
@@ -71,14 +73,18 @@ const OPENAI_DIALECT: Dialect = Dialect {
 
 /// Reads records that are either whole conversations or logged calls.
 pub fn import_records(
-    doc: &Document,
+    doc: Document<'_>,
     cx: &mut Context<'_>,
     format: &str,
     dialect: &Dialect,
 ) -> Result<Vec<Trace>, ImportError> {
     let mut traces = Vec::new();
     let mut calls = Vec::new();
-    for (location, record) in records(doc) {
+    for item in doc.into_records() {
+        let Some((location, record)) = cx.accept(item) else {
+            continue;
+        };
+        let record = &record;
         if let Some((request, response)) = log_parts(record) {
             let Some(input) = (dialect.request_messages)(request, location, cx) else {
                 continue;

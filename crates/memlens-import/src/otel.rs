@@ -18,7 +18,7 @@
 //! spans (`gen_ai.operation.name = execute_tool`) give the latency of the matching tool result.
 //! Other spans (HTTP, database, agent wrappers) are ignored.
 
-use crate::document::{records, Document};
+use crate::document::Document;
 use crate::error::{ImportError, Location};
 use crate::json::{array_at, as_text, as_u64, str_at, type_name};
 use crate::logs::{build_traces, LoggedCall};
@@ -47,7 +47,7 @@ impl Importer for Otel {
         }
     }
 
-    fn import(&self, doc: &Document, cx: &mut Context<'_>) -> Result<Vec<Trace>, ImportError> {
+    fn import(&self, doc: Document<'_>, cx: &mut Context<'_>) -> Result<Vec<Trace>, ImportError> {
         let spans = collect_spans(doc, cx);
         let mut calls: Vec<SpanCall> = Vec::new();
         let mut tool_latency: HashMap<(String, String), f64> = HashMap::new();
@@ -228,10 +228,13 @@ impl Span {
 }
 
 /// Every span of every record, in file order.
-fn collect_spans(doc: &Document, cx: &mut Context<'_>) -> Vec<Span> {
+fn collect_spans(doc: Document<'_>, cx: &mut Context<'_>) -> Vec<Span> {
     let mut spans = Vec::new();
-    for (location, record) in records(doc) {
-        let Some(resources) = array_at(record, "resourceSpans") else {
+    for item in doc.into_records() {
+        let Some((location, record)) = cx.accept(item) else {
+            continue;
+        };
+        let Some(resources) = array_at(&record, "resourceSpans") else {
             cx.warn(location, "skipped: record has no \"resourceSpans\" array");
             continue;
         };

@@ -1,7 +1,7 @@
 //! tau-bench trajectory files: a JSON list of `{task_id, trial, reward, info, traj}` where `traj`
 //! is an OpenAI message list. One trace per record.
 
-use crate::document::{records, Document};
+use crate::document::Document;
 use crate::error::ImportError;
 use crate::json::{array_at, scalar_text};
 use crate::openai::push_conversation;
@@ -33,10 +33,13 @@ impl Importer for TauBench {
         }
     }
 
-    fn import(&self, doc: &Document, cx: &mut Context<'_>) -> Result<Vec<Trace>, ImportError> {
+    fn import(&self, doc: Document<'_>, cx: &mut Context<'_>) -> Result<Vec<Trace>, ImportError> {
         let mut traces = Vec::new();
-        for (location, record) in records(doc) {
-            let Some(traj) = array_at(record, "traj") else {
+        for item in doc.into_records() {
+            let Some((location, record)) = cx.accept(item) else {
+                continue;
+            };
+            let Some(traj) = array_at(&record, "traj") else {
                 cx.warn(location, "skipped: record has no \"traj\" message list");
                 continue;
             };
