@@ -103,6 +103,8 @@ pub struct Message {
     pub category: Option<Category>,
     /// Extra metadata copied to every chunk made from this message.
     pub meta: ChunkMeta,
+    /// True for content sent outside the message list (tool definitions): no message framing.
+    pub unframed: bool,
 }
 
 impl Message {
@@ -356,7 +358,7 @@ impl TraceBuilder {
                 key,
                 category,
                 content,
-                starts_message: i == 0,
+                starts_message: i == 0 && !message.unframed,
                 content_tokens: 0,
                 tokens: 0,
                 meta,

@@ -6,7 +6,7 @@
 use crate::document::Document;
 use crate::error::{ImportError, Location};
 use crate::json::{array_at, as_text, str_at, type_name, u64_at};
-use crate::openai::{import_records, log_parts, Dialect, Response};
+use crate::openai::{import_records, log_parts, tool_definitions, Dialect, Response};
 use crate::{Context, Importer};
 use memlens_core::builder::{Message, Part, Role};
 use memlens_core::{Trace, Usage};
@@ -76,7 +76,8 @@ const ANTHROPIC_DIALECT: Dialect = Dialect {
 
 fn request_messages(v: &Value, location: Location, cx: &mut Context<'_>) -> Option<Vec<Message>> {
     let items = array_at(v, "messages")?;
-    let mut out = Vec::with_capacity(items.len() + 1);
+    let mut out = Vec::with_capacity(items.len() + 2);
+    out.extend(tool_definitions(v));
     match v.get("system") {
         None | Some(Value::Null) => {}
         Some(system) => out.push(Message {

@@ -195,7 +195,26 @@ fn request_messages(v: &Value, location: Location, cx: &mut Context<'_>) -> Opti
         Value::Array(items) if items.first().is_some_and(is_message) => items,
         _ => array_at(v, "messages")?,
     };
-    Some(parse_messages(items, location, cx))
+    let mut messages: Vec<Message> = tool_definitions(v).into_iter().collect();
+    messages.extend(parse_messages(items, location, cx));
+    Some(messages)
+}
+
+/// The request's `tools` (function definitions) as one chunk: they ride along in every call's input
+/// and often weigh thousands of tokens. Providers render them in their own syntax, so the count
+/// of their JSON text is an estimate of what they cost.
+pub fn tool_definitions(request: &Value) -> Option<Message> {
+    let tools = array_at(request, "tools").filter(|t| !t.is_empty())?;
+    Some(Message {
+        role: Some(Role::Other("tools".into())),
+        role_name: "tools".into(),
+        parts: vec![Part::Other {
+            kind: "tool_definitions".into(),
+            text: Value::Array(tools.clone()).to_string(),
+        }],
+        unframed: true,
+        ..Message::default()
+    })
 }
 
 fn response(v: &Value, location: Location, cx: &mut Context<'_>) -> Response {
