@@ -80,6 +80,38 @@ def main():
     print("|---|---|---|---|")
     for name, s in rows:
         print(f"| {name} | {s * 1000:.0f} ms | {mb / s:.1f} | {py_count / s:.2f}x |")
+    memory(trace)
+
+
+def peak_rss_mb(path):
+    """Peak resident memory of importing and summarizing `path` in a fresh process, in MB."""
+    bench = os.path.join(ROOT, "target/release/memlens-bench")
+    out = subprocess.run([bench, "--memory", path], check=True, capture_output=True, text=True).stdout
+    return json.loads(out)["peak_rss_bytes"] / 1e6
+
+
+def memory(trace):
+    """Peak memory of import + summary of the file and of 10 copies of its records."""
+    import tempfile
+
+    with open(trace) as f:
+        records = json.load(f)
+    print()
+    print("| input | size | peak RSS, import + summary | (RSS - baseline) / size |")
+    print("|---|---|---|---|")
+    small = peak_rss_mb(os.path.join(ROOT, "tests/fixtures/openai/conversations.jsonl"))
+    print(f"| a 0.4 KB fixture (baseline: binary + tokenizer) | 0.0 MB | {small:.0f} MB | - |")
+    with tempfile.TemporaryDirectory() as tmp:
+        jsonl, array = os.path.join(tmp, "x10.jsonl"), os.path.join(tmp, "x10.json")
+        copies = [dict(r, trial=f"{r.get('trial')}-{i}") for i in range(10) for r in records]
+        with open(jsonl, "w") as f:
+            f.writelines(json.dumps(r) + "\n" for r in copies)
+        with open(array, "w") as f:
+            json.dump(copies, f)
+        for label, path in [("the file", trace), ("10 copies, JSON array", array), ("10 copies, JSON Lines", jsonl)]:
+            size = os.path.getsize(path) / 1e6
+            rss = peak_rss_mb(path)
+            print(f"| {label} | {size:.1f} MB | {rss:.0f} MB | {(rss - small) / size:.1f} |")
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 //! one JSON line: `scripts/bench_import.py` compares it with Python tiktoken in the same run.
 //!
 //! ```text
-//! memlens-bench FILE [RUNS]
+//! memlens-bench FILE [RUNS]      # import + tokenize timings
+//! memlens-bench --memory FILE    # peak resident memory of one import + summary (Linux)
 //! ```
 
 use memlens_core::tokens::TokenCounter;
@@ -11,7 +12,11 @@ use std::time::Instant;
 
 fn main() -> Result<(), String> {
     let mut args = std::env::args().skip(1);
-    let path = args.next().ok_or("usage: memlens-bench FILE [RUNS]")?;
+    let mut path = args.next().ok_or("usage: memlens-bench FILE [RUNS] | --memory FILE")?;
+    if path == "--memory" {
+        path = args.next().ok_or("usage: memlens-bench --memory FILE")?;
+        return peak_memory(&path);
+    }
     let runs: usize = args
         .next()
         .map_or(Ok(7), |r| r.parse())
@@ -42,6 +47,33 @@ fn main() -> Result<(), String> {
         bytes.len(),
         times.len(),
         times[0]
+    );
+    Ok(())
+}
+
+/// Imports and summarizes `path` once, as `memlens inspect` does, then prints the process' peak
+/// resident memory. Read from /proc/self/status (VmHWM), which is reset at exec: unlike the
+/// parent's rusage it does not include the memory of whatever spawned this process.
+fn peak_memory(path: &str) -> Result<(), String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{path}: {e}"))?;
+    let result = import(path, &bytes, &ImportOptions::default()).map_err(|e| e.to_string())?;
+    let prices = memlens_core::cost::PriceTable::builtin();
+    let summaries: Vec<_> = result
+        .traces
+        .iter()
+        .map(|t| memlens_core::report::summarize(t, &prices, 10))
+        .collect();
+    let status = std::fs::read_to_string("/proc/self/status").map_err(|e| format!("/proc/self/status: {e}"))?;
+    let hwm_kb: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .ok_or("no VmHWM in /proc/self/status")?;
+    println!(
+        "{{\"file_bytes\":{},\"traces\":{},\"peak_rss_bytes\":{}}}",
+        bytes.len(),
+        summaries.len(),
+        hwm_kb * 1024
     );
     Ok(())
 }
