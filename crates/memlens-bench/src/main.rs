@@ -12,7 +12,9 @@ use std::time::Instant;
 
 fn main() -> Result<(), String> {
     let mut args = std::env::args().skip(1);
-    let mut path = args.next().ok_or("usage: memlens-bench FILE [RUNS] | --memory FILE")?;
+    let mut path = args
+        .next()
+        .ok_or("usage: memlens-bench FILE [RUNS] | --memory FILE")?;
     if path == "--memory" {
         path = args.next().ok_or("usage: memlens-bench --memory FILE")?;
         return peak_memory(&path);
@@ -63,7 +65,8 @@ fn peak_memory(path: &str) -> Result<(), String> {
         .iter()
         .map(|t| memlens_core::report::summarize(t, &prices, 10))
         .collect();
-    let status = std::fs::read_to_string("/proc/self/status").map_err(|e| format!("/proc/self/status: {e}"))?;
+    let status = std::fs::read_to_string("/proc/self/status")
+        .map_err(|e| format!("/proc/self/status: {e}"))?;
     let hwm_kb: u64 = status
         .lines()
         .find_map(|l| l.strip_prefix("VmHWM:"))

@@ -58,10 +58,7 @@ impl Importer for Anthropic {
     }
 
     fn sniff(&self, first: &Value) -> bool {
-        match first {
-            Value::Array(items) => items.first().is_some_and(looks_anthropic),
-            other => looks_anthropic(other),
-        }
+        looks_anthropic(first)
     }
 
     fn import(&self, doc: Document<'_>, cx: &mut Context<'_>) -> Result<Vec<Trace>, ImportError> {

@@ -43,7 +43,8 @@ pub trait Importer: Sync {
     fn name(&self) -> &'static str;
     /// One line on what it reads.
     fn description(&self) -> &'static str;
-    /// Whether `first` (the whole document, or its first JSON Lines record) looks like this format.
+    /// Whether `first`, the document's first record (the whole document, the first element of a
+    /// top-level array, or the first JSON Lines record), looks like this format.
     fn sniff(&self, first: &Value) -> bool;
     /// Reads the document.
     fn import(&self, doc: Document<'_>, cx: &mut Context<'_>) -> Result<Vec<Trace>, ImportError>;
@@ -161,7 +162,11 @@ pub fn importer_named(name: &str) -> Result<&'static dyn Importer, ImportError> 
 
 /// Which importer would read `doc`, if any.
 pub fn sniff(doc: &Document) -> Option<&'static dyn Importer> {
-    let first = doc.first_value()?;
+    let first = match doc.first_value()? {
+        // A JSON Lines record that is itself an array (a bare message list per line).
+        Value::Array(items) => items.first()?,
+        record => record,
+    };
     IMPORTERS.iter().copied().find(|i| i.sniff(first))
 }
 

@@ -31,10 +31,7 @@ impl Importer for Locomo {
     }
 
     fn sniff(&self, first: &Value) -> bool {
-        match first {
-            Value::Array(items) => items.first().is_some_and(is_record),
-            other => is_record(other),
-        }
+        is_record(first)
     }
 
     fn import(&self, doc: Document<'_>, cx: &mut Context<'_>) -> Result<Vec<Trace>, ImportError> {

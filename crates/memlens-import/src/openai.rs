@@ -26,17 +26,7 @@ impl Importer for OpenAi {
     }
 
     fn sniff(&self, first: &Value) -> bool {
-        match first {
-            Value::Array(items) => items
-                .first()
-                .is_some_and(|v| is_message(v) || self.sniff(v)),
-            Value::Object(_) => {
-                is_message(first)
-                    || array_at(first, "messages").is_some()
-                    || log_parts(first).is_some()
-            }
-            _ => false,
-        }
+        is_message(first) || array_at(first, "messages").is_some() || log_parts(first).is_some()
     }
 
     fn import(&self, doc: Document<'_>, cx: &mut Context<'_>) -> Result<Vec<Trace>, ImportError> {

@@ -41,10 +41,7 @@ impl Importer for Otel {
     }
 
     fn sniff(&self, first: &Value) -> bool {
-        match first {
-            Value::Array(items) => items.first().is_some_and(is_export),
-            other => is_export(other),
-        }
+        is_export(first)
     }
 
     fn import(&self, doc: Document<'_>, cx: &mut Context<'_>) -> Result<Vec<Trace>, ImportError> {
