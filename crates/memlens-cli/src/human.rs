@@ -11,7 +11,9 @@ const TRACE_ROWS: usize = 20;
 fn usd(v: Option<f64>) -> String {
     match v {
         Some(x) if x >= 0.01 => format!("${x:.2}"),
-        Some(x) => format!("${x:.4}"),
+        Some(x) if x >= 0.0001 => format!("${x:.4}"),
+        Some(x) if x > 0.0 => "<$0.0001".to_string(),
+        Some(_) => "$0".to_string(),
         None => "unpriced".to_string(),
     }
 }

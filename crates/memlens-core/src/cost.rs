@@ -239,8 +239,11 @@ pub fn trace_cost(trace: &Trace, prices: &PriceTable) -> TraceCost {
         })
         .collect();
     let mut chunk_usd = vec![0.0f64; trace.chunks.len()];
-    let mut all_priced = !trace.calls.is_empty();
-    let mut priced_as = None;
+    let mut all_priced = true;
+    // A trace without calls costs nothing if its model is priced, and is unpriced otherwise.
+    let mut priced_as = main
+        .and_then(|m| prices.lookup(m))
+        .map(|(k, _)| k.to_string());
     let mut previous: &[ChunkId] = &[];
     for (call, counted) in trace.calls.iter().zip(tokens) {
         let model = call.model.as_deref().or(main);
@@ -320,7 +323,7 @@ pub fn trace_cost(trace: &Trace, prices: &PriceTable) -> TraceCost {
             cc.cost_usd = Some(usd);
         }
     }
-    let total_usd = if all_priced {
+    let total_usd = if all_priced && priced_as.is_some() {
         Some(calls.iter().filter_map(|c| c.cost_usd).sum())
     } else {
         None
@@ -357,6 +360,18 @@ mod tests {
         assert_eq!(m.cached_tokens(1024), 1024);
         assert_eq!(m.cached_tokens(1151), 1024);
         assert_eq!(m.cached_tokens(1152), 1152);
+    }
+
+    #[test]
+    fn a_trace_without_calls_costs_nothing_when_priced_and_is_unpriced_otherwise() {
+        let prices = PriceTable::builtin();
+        let mut trace = Trace {
+            model: Some("gpt-4o".into()),
+            ..Trace::default()
+        };
+        assert_eq!(trace_cost(&trace, &prices).total_usd, Some(0.0));
+        trace.model = Some("unknown-model".into());
+        assert_eq!(trace_cost(&trace, &prices).total_usd, None);
     }
 
     #[test]
