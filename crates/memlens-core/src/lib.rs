@@ -28,8 +28,12 @@
 pub mod builder;
 pub mod cost;
 pub mod model;
+pub mod references;
 pub mod report;
+pub mod retrieval;
+pub mod text;
 pub mod tokens;
+pub mod value;
 
 pub use model::{
     Call, Category, Chunk, ChunkId, ChunkMeta, Probe, SourcePos, ToolPair, Trace, Usage,

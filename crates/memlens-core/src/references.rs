@@ -1,0 +1,1 @@
+//! (being written) The reference detector: which later outputs used which earlier chunks.

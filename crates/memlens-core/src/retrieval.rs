@@ -1,0 +1,153 @@
+//! Incremental BM25 over documents (chunks): add a document at any time, score a query against all
+//! documents so far. Used by offload + retrieval, task relevance and the evidence benchmark.
+
+use crate::text::terms;
+use std::collections::HashMap;
+
+/// BM25 parameters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bm25Params {
+    /// Term-frequency saturation.
+    pub k1: f32,
+    /// Length normalization.
+    pub b: f32,
+}
+
+impl Default for Bm25Params {
+    fn default() -> Self {
+        Bm25Params { k1: 1.2, b: 0.75 }
+    }
+}
+
+/// An incremental BM25 index. Document ids are the order of [`Bm25Index::add`] calls (0, 1, ...).
+#[derive(Debug, Clone, Default)]
+pub struct Bm25Index {
+    params: Bm25Params,
+    /// term -> postings (doc, term frequency), docs ascending.
+    postings: HashMap<String, Vec<(u32, u32)>>,
+    doc_len: Vec<u32>,
+    total_len: u64,
+}
+
+impl Bm25Index {
+    /// An empty index with default parameters.
+    pub fn new() -> Bm25Index {
+        Bm25Index::default()
+    }
+
+    /// An empty index with these parameters.
+    pub fn with_params(params: Bm25Params) -> Bm25Index {
+        Bm25Index {
+            params,
+            ..Bm25Index::default()
+        }
+    }
+
+    /// Number of documents.
+    pub fn len(&self) -> usize {
+        self.doc_len.len()
+    }
+
+    /// True when no document was added.
+    pub fn is_empty(&self) -> bool {
+        self.doc_len.is_empty()
+    }
+
+    /// Adds a document and returns its id.
+    pub fn add(&mut self, text: &str) -> u32 {
+        let id = self.doc_len.len() as u32;
+        let mut tf: HashMap<String, u32> = HashMap::new();
+        let mut len = 0u32;
+        for t in terms(text) {
+            *tf.entry(t).or_insert(0) += 1;
+            len += 1;
+        }
+        for (term, n) in tf {
+            self.postings.entry(term).or_default().push((id, n));
+        }
+        self.doc_len.push(len);
+        self.total_len += u64::from(len);
+        id
+    }
+
+    /// Inverse document frequency of an analyzed term (BM25+ style, never negative).
+    pub fn idf(&self, term: &str) -> f32 {
+        let n = self.doc_len.len() as f32;
+        let df = self.postings.get(term).map_or(0, Vec::len) as f32;
+        ((n - df + 0.5) / (df + 0.5) + 1.0).ln()
+    }
+
+    /// BM25 scores of every document with a positive score for `query`, as a dense vector
+    /// indexed by document id (zeros for documents sharing no term).
+    pub fn scores(&self, query: &str) -> Vec<f32> {
+        let mut out = vec![0.0f32; self.doc_len.len()];
+        if self.doc_len.is_empty() {
+            return out;
+        }
+        let avg = self.total_len as f32 / self.doc_len.len() as f32;
+        let mut qterms = terms(query);
+        qterms.sort();
+        qterms.dedup();
+        let Bm25Params { k1, b } = self.params;
+        for term in &qterms {
+            let Some(postings) = self.postings.get(term) else {
+                continue;
+            };
+            let idf = self.idf(term);
+            for &(doc, tf) in postings {
+                let tf = tf as f32;
+                let len = self.doc_len[doc as usize] as f32;
+                let norm = k1 * (1.0 - b + b * len / avg.max(1e-6));
+                out[doc as usize] += idf * tf * (k1 + 1.0) / (tf + norm);
+            }
+        }
+        out
+    }
+
+    /// The `k` best documents for `query`, best first; ties broken by the lower id.
+    pub fn top(&self, query: &str, k: usize) -> Vec<(u32, f32)> {
+        let mut scored: Vec<(u32, f32)> = self
+            .scores(query)
+            .into_iter()
+            .enumerate()
+            .filter(|(_, s)| *s > 0.0)
+            .map(|(i, s)| (i as u32, s))
+            .collect();
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        scored.truncate(k);
+        scored
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranks_the_matching_document_first() {
+        let mut ix = Bm25Index::new();
+        ix.add("I adopted a cat named Pixel last week");
+        ix.add("The weather in Lisbon is sunny");
+        ix.add("Pixel sleeps on my keyboard; the cat is grey");
+        let top = ix.top("What is the name of the cat?", 3);
+        assert_eq!(top.len(), 2);
+        assert!(top.iter().all(|(d, _)| *d != 1));
+        assert!(ix.top("Lisbon weather", 1)[0].0 == 1);
+        assert!(ix.top("zebra", 5).is_empty());
+    }
+
+    #[test]
+    fn incremental_adds_match_a_rebuild() {
+        let docs = ["alpha beta", "beta gamma gamma", "delta"];
+        let mut a = Bm25Index::new();
+        for d in docs {
+            a.add(d);
+        }
+        let mut b = Bm25Index::new();
+        b.add(docs[0]);
+        let _ = b.scores("gamma");
+        b.add(docs[1]);
+        b.add(docs[2]);
+        assert_eq!(a.scores("gamma beta"), b.scores("gamma beta"));
+    }
+}
