@@ -1,9 +1,12 @@
 //! The one integration-test binary: importer fixtures and snapshots, malformed input, properties,
 //! and checks on the real data in `../shared/data`.
 
+mod evidence;
 mod fixtures;
+mod policies;
 mod properties;
 mod real_data;
+mod references;
 
 use memlens_core::Trace;
 use memlens_import::{import, Import, ImportError, ImportOptions};

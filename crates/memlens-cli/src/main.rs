@@ -4,6 +4,9 @@
 //! memlens inspect trace.json [--format F] [--json] [--model M] [--prices FILE]
 //! memlens convert trace.json -o trace.memlens.jsonl
 //! memlens formats
+//! memlens simulate trace.json --policy value --budget 8000 [--json]
+//! memlens sweep trace.json --policy window --budgets 2000,4000,8000 [--json]
+//! memlens compare trace.json --policies value,window,oracle --budget 8000 [--json]
 //! ```
 
 use clap::{Parser, Subcommand};
@@ -15,7 +18,9 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+mod bench_evidence;
 mod human;
+mod sim;
 
 #[derive(Parser)]
 #[command(
@@ -70,6 +75,105 @@ enum Command {
     },
     /// List the formats MemLens reads.
     Formats,
+    /// Replay traces under a policy and budget: tokens and dollars saved, misses, violations.
+    Simulate {
+        /// Trace files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// A built-in policy name (see `memlens policies`) or a JSON/TOML policy file.
+        #[arg(long, default_value = "value")]
+        policy: String,
+        /// Token budget for each call's context (overrides the policy's).
+        #[arg(long)]
+        budget: Option<u32>,
+        #[command(flatten)]
+        common: SimFlags,
+    },
+    /// Replay under one policy at several budgets (budget vs. cost and misses).
+    Sweep {
+        /// Trace files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Policy name or file.
+        #[arg(long, default_value = "value")]
+        policy: String,
+        /// Comma-separated budgets.
+        #[arg(long, value_delimiter = ',', default_value = "1000,2000,4000,8000,16000")]
+        budgets: Vec<u32>,
+        #[command(flatten)]
+        common: SimFlags,
+    },
+    /// Replay several policies on the same traces side by side.
+    Compare {
+        /// Trace files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Comma-separated policy names or files.
+        #[arg(long, value_delimiter = ',', default_value = "keep-all,window,value,value-compress,langchain-trim,anthropic-clear-tool-uses,llamaindex-memory,letta-summarize,openai-keep-last-n,oracle")]
+        policies: Vec<String>,
+        /// Token budget.
+        #[arg(long)]
+        budget: Option<u32>,
+        #[command(flatten)]
+        common: SimFlags,
+    },
+    /// Evidence benchmark on LoCoMo: which strategies keep every evidence turn within a budget.
+    BenchEvidence {
+        /// The LoCoMo file (locomo10.json).
+        file: PathBuf,
+        /// Comma-separated token budgets.
+        #[arg(long, value_delimiter = ',', default_value = "1000,2000,4000,8000")]
+        budgets: Vec<u32>,
+        /// Print one JSON document instead of tables.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List the built-in policies, or print one as JSON (to start a policy file from).
+    Policies {
+        /// Print this built-in policy as JSON.
+        name: Option<String>,
+    },
+}
+
+/// Flags shared by simulate, sweep and compare.
+#[derive(clap::Args)]
+struct SimFlags {
+    /// Skip format sniffing.
+    #[arg(long)]
+    format: Option<String>,
+    /// Count and price as this model.
+    #[arg(long)]
+    model: Option<String>,
+    /// Price table overrides (JSON).
+    #[arg(long)]
+    prices: Option<PathBuf>,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+impl SimFlags {
+    fn into_args(self, files: Vec<PathBuf>) -> sim::SimArgs {
+        sim::SimArgs {
+            files,
+            format: self.format,
+            model: self.model,
+            prices: self.prices,
+            json: self.json,
+        }
+    }
+}
+
+/// The built-in price table with the user's overrides.
+pub(crate) fn load_prices(path: Option<&Path>) -> Result<PriceTable, String> {
+    let mut table = PriceTable::builtin();
+    if let Some(path) = path {
+        let text = String::from_utf8(read(path)?)
+            .map_err(|e| format!("{}: not UTF-8: {e}", path.display()))?;
+        let user = PriceTable::from_json(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        table.merge(user);
+    }
+    Ok(table)
 }
 
 fn main() -> ExitCode {
@@ -111,12 +215,49 @@ struct JsonOut<'a> {
     prices_source: String,
 }
 
-fn read(path: &Path) -> Result<Vec<u8>, String> {
+pub(crate) fn read(path: &Path) -> Result<Vec<u8>, String> {
     std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 fn run(command: Command) -> Result<ExitCode, String> {
     match command {
+        Command::Simulate {
+            files,
+            policy,
+            budget,
+            common,
+        } => sim::simulate_cmd(&common.into_args(files), &policy, budget).map(|()| ExitCode::SUCCESS),
+        Command::Sweep {
+            files,
+            policy,
+            budgets,
+            common,
+        } => sim::sweep_cmd(&common.into_args(files), &policy, &budgets).map(|()| ExitCode::SUCCESS),
+        Command::Compare {
+            files,
+            policies,
+            budget,
+            common,
+        } => sim::compare_cmd(&common.into_args(files), &policies, budget).map(|()| ExitCode::SUCCESS),
+        Command::BenchEvidence {
+            file,
+            budgets,
+            json,
+        } => bench_evidence::run(&file, &budgets, json),
+        Command::Policies { name } => {
+            match name {
+                Some(name) => {
+                    let p = memlens_core::policy::PolicyConfig::builtin(&name).map_err(|e| e.to_string())?;
+                    println!("{}", p.to_json());
+                }
+                None => {
+                    for name in memlens_core::policy::BUILTIN {
+                        println!("{name}");
+                    }
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Formats => {
             for i in IMPORTERS {
                 println!("{:<10} {}", i.name(), i.description());
@@ -155,14 +296,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
             top,
             chunks,
         } => {
-            let mut table = PriceTable::builtin();
-            if let Some(path) = prices {
-                let text = String::from_utf8(read(&path)?)
-                    .map_err(|e| format!("{}: not UTF-8: {e}", path.display()))?;
-                let user =
-                    PriceTable::from_json(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-                table.merge(user);
-            }
+            let table = load_prices(prices.as_deref())?;
             let options = ImportOptions { format, model };
             let mut imports: Vec<(String, Import)> = Vec::new();
             let mut errors = Vec::new();

@@ -27,10 +27,13 @@
 
 pub mod builder;
 pub mod cost;
+pub mod evidence;
 pub mod model;
+pub mod policy;
 pub mod references;
 pub mod report;
 pub mod retrieval;
+pub mod simulate;
 pub mod text;
 pub mod tokens;
 pub mod value;

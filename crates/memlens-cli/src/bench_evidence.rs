@@ -1,0 +1,258 @@
+//! `memlens bench-evidence LOCOMO.json [--budgets 1000,2000,4000,8000] [--json]`: the evidence
+//! benchmark (see `docs/bench-evidence.md` and `memlens_core::evidence`). Imports the file, runs
+//! every strategy of [`builders`] at every budget, times each row, prints the all-evidence rates
+//! beside the reference (anchor) numbers.
+
+use crate::read;
+use memlens_core::evidence::{
+    Benchmark, Bm25, ContextBuilder, Oracle, Recency, Row, ANCHORS, ANCHOR_BUDGETS,
+    SCORED_CATEGORIES,
+};
+use memlens_core::tokens::encoding_for_model;
+use memlens_import::{import, ImportOptions};
+use serde::Serialize;
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Instant;
+
+/// The strategies benchmarked, in display order. Add a strategy (e.g. a MemLens policy wrapped
+/// as a `ContextBuilder`) with one line here.
+pub fn builders() -> Vec<Box<dyn ContextBuilder>> {
+    vec![
+        Box::new(Recency),
+        Box::new(Bm25::new()),
+        Box::new(Bm25::adjacent()),
+        Box::new(Oracle),
+    ]
+}
+
+/// One row of `--json` output: the core's row plus its speed.
+#[derive(Serialize)]
+struct RowOut {
+    #[serde(flatten)]
+    row: Row,
+    /// Questions answered per second by this strategy at this budget (context building and
+    /// scoring; preparation excluded).
+    questions_per_second: f64,
+}
+
+#[derive(Serialize)]
+struct AnchorOut {
+    strategy: &'static str,
+    /// The row that reproduces it, or null for "anchor (not run)".
+    reproduced_by: Option<&'static str>,
+    budgets: [u32; 4],
+    all_evidence: [f64; 4],
+}
+
+#[derive(Serialize)]
+struct JsonOut {
+    file: String,
+    conversations: usize,
+    turns: usize,
+    questions: usize,
+    encoding: &'static str,
+    recall_averaging: &'static str,
+    import_ms: f64,
+    prepare_ms: f64,
+    rows: Vec<RowOut>,
+    anchors: Vec<AnchorOut>,
+}
+
+/// Runs the benchmark on `file` at `budgets` and prints a table, or JSON with `json`.
+pub fn run(file: &Path, budgets: &[u32], json: bool) -> Result<ExitCode, String> {
+    if budgets.is_empty() {
+        return Err("--budgets: give at least one budget".into());
+    }
+    let bytes = read(file)?;
+    let name = file.display().to_string();
+    let started = Instant::now();
+    let imported = import(&name, &bytes, &ImportOptions::default()).map_err(|e| e.to_string())?;
+    let import_ms = ms(started);
+    let started = Instant::now();
+    let bench = Benchmark::new(&imported.traces);
+    let prepare_ms = ms(started);
+    let questions = bench.questions().len();
+    if questions == 0 {
+        return Err(format!(
+            "{name}: no scored questions (needs LoCoMo-style questions in categories 1-4 whose \
+             evidence names dialogue turns)"
+        ));
+    }
+    let mut rows = Vec::new();
+    for mut builder in builders() {
+        for &budget in budgets {
+            let started = Instant::now();
+            let row = bench.row(builder.as_mut(), budget);
+            let seconds = started.elapsed().as_secs_f64();
+            rows.push(RowOut {
+                row,
+                questions_per_second: questions as f64 / seconds.max(1e-9),
+            });
+        }
+    }
+    let out = JsonOut {
+        file: name,
+        conversations: bench.conversations().len(),
+        turns: bench.conversations().iter().map(|c| c.len()).sum(),
+        questions,
+        encoding: encoding_for_model(imported.traces.first().and_then(|t| t.main_model()))
+            .encoding
+            .name(),
+        recall_averaging: "macro",
+        import_ms,
+        prepare_ms,
+        rows,
+        anchors: ANCHORS
+            .iter()
+            .map(|a| AnchorOut {
+                strategy: a.strategy,
+                reproduced_by: a.reproduced_by,
+                budgets: ANCHOR_BUDGETS,
+                all_evidence: a.all_evidence,
+            })
+            .collect(),
+    };
+    if json {
+        let stdout = std::io::stdout();
+        serde_json::to_writer(stdout.lock(), &out).map_err(|e| format!("writing JSON: {e}"))?;
+        println!();
+    } else {
+        print_tables(&out, budgets);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn ms(since: Instant) -> f64 {
+    since.elapsed().as_secs_f64() * 1000.0
+}
+
+fn policies(out: &JsonOut) -> Vec<&str> {
+    let mut names: Vec<&str> = Vec::new();
+    for r in &out.rows {
+        if !names.contains(&r.row.policy.as_str()) {
+            names.push(&r.row.policy);
+        }
+    }
+    names
+}
+
+fn cell<'a>(out: &'a JsonOut, policy: &str, budget: u32) -> Option<&'a RowOut> {
+    out.rows
+        .iter()
+        .find(|r| r.row.policy == policy && r.row.budget == budget)
+}
+
+fn header(first: &str, budgets: &[u32]) {
+    print!("{first:<34}");
+    for b in budgets {
+        print!(" {b:>8}");
+    }
+    println!();
+}
+
+fn print_tables(out: &JsonOut, budgets: &[u32]) {
+    println!(
+        "{}: {} conversations, {} turns, {} questions (categories 1-4 with evidence that resolves \
+         to a turn); {} tokens",
+        out.file, out.conversations, out.turns, out.questions, out.encoding
+    );
+    println!(
+        "import {:.0} ms, preparation {:.0} ms",
+        out.import_ms, out.prepare_ms
+    );
+
+    println!("\nAll-evidence rate: share of questions whose every evidence turn is in the context");
+    header("policy \\ budget (tokens)", budgets);
+    for policy in policies(out) {
+        print!("{policy:<34}");
+        for &b in budgets {
+            match cell(out, policy, b) {
+                Some(r) => print!(" {:>8.3}", r.row.all_evidence),
+                None => print!(" {:>8}", "-"),
+            }
+        }
+        println!();
+    }
+    for a in &ANCHORS {
+        let label = match a.reproduced_by {
+            Some(name) => format!("anchor: {name}"),
+            None => "anchor (not run): dense MiniLM".to_string(),
+        };
+        print!("{label:<34}");
+        for &b in budgets {
+            match ANCHOR_BUDGETS.iter().position(|&x| x == b) {
+                Some(i) => print!(" {:>8.3}", a.all_evidence[i]),
+                None => print!(" {:>8}", "-"),
+            }
+        }
+        println!();
+    }
+
+    println!(
+        "\nEvidence-turn recall (macro: mean over questions of the share of their turns kept)"
+    );
+    header("policy \\ budget (tokens)", budgets);
+    for policy in policies(out) {
+        print!("{policy:<34}");
+        for &b in budgets {
+            match cell(out, policy, b) {
+                Some(r) => print!(" {:>8.3}", r.row.turn_recall),
+                None => print!(" {:>8}", "-"),
+            }
+        }
+        println!();
+    }
+
+    println!("\nAll-evidence rate by question category");
+    header("policy, category (questions)", budgets);
+    for policy in policies(out) {
+        for c in SCORED_CATEGORIES {
+            let key = c.to_string();
+            let n = cell(out, policy, budgets[0])
+                .and_then(|r| r.row.by_category.get(&key))
+                .map_or(0, |s| s.questions);
+            print!("{:<34}", format!("{policy}, {c} ({n})"));
+            for &b in budgets {
+                match cell(out, policy, b).and_then(|r| r.row.by_category.get(&key)) {
+                    Some(s) => print!(" {:>8.3}", s.all_evidence),
+                    None => print!(" {:>8}", "-"),
+                }
+            }
+            println!();
+        }
+    }
+
+    println!("\nSpeed: questions per second (context building and scoring, one thread)");
+    header("policy \\ budget (tokens)", budgets);
+    for policy in policies(out) {
+        print!("{policy:<34}");
+        for &b in budgets {
+            match cell(out, policy, b) {
+                Some(r) => print!(" {:>8.0}", r.questions_per_second),
+                None => print!(" {:>8}", "-"),
+            }
+        }
+        println!();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builders_have_unique_names_and_cover_the_runnable_anchors() {
+        let names: Vec<String> = builders().iter().map(|b| b.name()).collect();
+        let mut unique = names.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), names.len(), "{names:?}");
+        for a in ANCHORS {
+            if let Some(name) = a.reproduced_by {
+                assert!(names.iter().any(|n| n == name), "{name} missing");
+            }
+        }
+        assert!(names.iter().any(|n| n == "oracle"));
+    }
+}

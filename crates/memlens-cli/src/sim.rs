@@ -1,0 +1,240 @@
+//! `memlens simulate`, `sweep` and `compare`: replay traces under policies and budgets.
+
+use crate::{load_prices, read};
+use memlens_core::cost::PriceTable;
+use memlens_core::policy::PolicyConfig;
+use memlens_core::simulate::{simulate, SimReport, Totals};
+use memlens_core::Trace;
+use memlens_import::{import, ImportOptions};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// Options shared by the three commands.
+pub struct SimArgs {
+    /// Trace files.
+    pub files: Vec<PathBuf>,
+    /// Importer override.
+    pub format: Option<String>,
+    /// Model override.
+    pub model: Option<String>,
+    /// Price overrides.
+    pub prices: Option<PathBuf>,
+    /// JSON output.
+    pub json: bool,
+}
+
+/// A built-in policy name, or a JSON/TOML policy file.
+pub fn resolve_policy(spec: &str) -> Result<PolicyConfig, String> {
+    let path = Path::new(spec);
+    if path.is_file() {
+        let text = String::from_utf8(read(path)?).map_err(|e| format!("{spec}: not UTF-8: {e}"))?;
+        let mut config = match path.extension().and_then(|e| e.to_str()) {
+            Some("toml") => PolicyConfig::from_toml(&text),
+            Some("json") => PolicyConfig::from_json(&text),
+            _ => PolicyConfig::parse(&text),
+        }
+        .map_err(|e| format!("{spec}: {e}"))?;
+        if config.name.is_empty() || config.name == PolicyConfig::default().name {
+            config.name = path
+                .file_stem()
+                .map_or_else(|| spec.to_string(), |s| s.to_string_lossy().into_owned());
+        }
+        return Ok(config);
+    }
+    PolicyConfig::builtin(spec).map_err(|e| e.to_string())
+}
+
+fn load(args: &SimArgs) -> Result<(Vec<Trace>, PriceTable), String> {
+    let prices = load_prices(args.prices.as_deref())?;
+    let options = ImportOptions {
+        format: args.format.clone(),
+        model: args.model.clone(),
+    };
+    let mut traces = Vec::new();
+    for path in &args.files {
+        let name = path.display().to_string();
+        let result = import(&name, &read(path)?, &options).map_err(|e| e.to_string())?;
+        traces.extend(result.traces);
+    }
+    Ok((traces, prices))
+}
+
+fn budget_of(policy: &PolicyConfig, budget: Option<u32>) -> Result<u32, String> {
+    budget
+        .or(policy.budget)
+        .ok_or_else(|| format!("policy {:?} sets no budget: pass --budget N", policy.name))
+}
+
+fn run_one(traces: &[Trace], policy: &PolicyConfig, budget: u32, prices: &PriceTable) -> Result<SimReport, String> {
+    simulate(traces, policy, budget, prices).map_err(|e| e.to_string())
+}
+
+/// `memlens simulate`.
+pub fn simulate_cmd(args: &SimArgs, policy: &str, budget: Option<u32>) -> Result<(), String> {
+    let (traces, prices) = load(args)?;
+    let policy = resolve_policy(policy)?;
+    let budget = budget_of(&policy, budget)?;
+    let report = run_one(&traces, &policy, budget, &prices)?;
+    if args.json {
+        return print_json(&report);
+    }
+    println!(
+        "policy {} at budget {budget} on {} trace(s), {} calls",
+        report.policy,
+        report.traces.len(),
+        report.totals.calls
+    );
+    println!();
+    println!("  {:<28} {:>6} {:>11} {:>11} {:>7} {:>10} {:>7} {:>5}", "trace", "calls", "sent", "full", "saved", "cost", "misses", "over");
+    for t in report.traces.iter().take(20) {
+        let x = &t.totals;
+        println!(
+            "  {:<28} {:>6} {:>11} {:>11} {:>6.1}% {:>10} {:>7} {:>5}",
+            truncate(&t.id, 28),
+            x.calls,
+            x.input_tokens,
+            x.full_input_tokens,
+            pct(x.saved_tokens, x.full_input_tokens),
+            usd(x.cost_usd),
+            x.misses,
+            x.over_budget_calls
+        );
+    }
+    if report.traces.len() > 20 {
+        println!("  ... {} more trace(s)", report.traces.len() - 20);
+    }
+    println!();
+    print_totals(&report.totals);
+    let shown: Vec<_> = report
+        .traces
+        .iter()
+        .flat_map(|t| t.calls.iter().flat_map(move |c| c.misses.iter().map(move |m| (t, m))))
+        .take(10)
+        .collect();
+    if !shown.is_empty() {
+        println!();
+        println!("  first misses (a later step used content the policy had dropped):");
+        for (t, m) in shown {
+            println!(
+                "    {} call {}: {} used {:?} from {}",
+                t.id,
+                m.call,
+                m.by,
+                truncate(&m.evidence, 40),
+                m.chunks.join(", ")
+            );
+        }
+    }
+    Ok(())
+}
+
+/// One row of a sweep or comparison.
+#[derive(Serialize)]
+struct Row {
+    policy: String,
+    budget: u32,
+    totals: Totals,
+}
+
+/// `memlens sweep`.
+pub fn sweep_cmd(args: &SimArgs, policy: &str, budgets: &[u32]) -> Result<(), String> {
+    let (traces, prices) = load(args)?;
+    let policy = resolve_policy(policy)?;
+    let mut rows = Vec::new();
+    for &budget in budgets {
+        let report = run_one(&traces, &policy, budget, &prices)?;
+        rows.push(Row {
+            policy: policy.name.clone(),
+            budget,
+            totals: report.totals,
+        });
+    }
+    print_rows(args.json, &format!("policy {} on {} trace(s)", policy.name, traces.len()), &rows)
+}
+
+/// `memlens compare`.
+pub fn compare_cmd(args: &SimArgs, policies: &[String], budget: Option<u32>) -> Result<(), String> {
+    let (traces, prices) = load(args)?;
+    let mut rows = Vec::new();
+    for spec in policies {
+        let policy = resolve_policy(spec)?;
+        let budget = budget_of(&policy, budget)?;
+        let report = run_one(&traces, &policy, budget, &prices)?;
+        rows.push(Row {
+            policy: policy.name.clone(),
+            budget,
+            totals: report.totals,
+        });
+    }
+    print_rows(args.json, &format!("{} trace(s)", traces.len()), &rows)
+}
+
+fn print_rows(json: bool, title: &str, rows: &[Row]) -> Result<(), String> {
+    if json {
+        return print_json(&serde_json::json!({ "rows": rows }));
+    }
+    println!("{title}");
+    println!();
+    println!(
+        "  {:<26} {:>7} {:>12} {:>7} {:>10} {:>10} {:>7} {:>9} {:>6} {:>5}",
+        "policy", "budget", "sent", "saved", "cost", "saved $", "misses", "miss call", "viol.", "over"
+    );
+    for r in rows {
+        let t = &r.totals;
+        println!(
+            "  {:<26} {:>7} {:>12} {:>6.1}% {:>10} {:>10} {:>7} {:>8.1}% {:>6} {:>5}",
+            truncate(&r.policy, 26),
+            r.budget,
+            t.input_tokens,
+            pct(t.saved_tokens, t.full_input_tokens),
+            usd(t.cost_usd),
+            usd(t.saved_usd),
+            t.misses,
+            t.calls_with_misses as f64 * 100.0 / t.calls.max(1) as f64,
+            t.violations,
+            t.over_budget_calls
+        );
+    }
+    Ok(())
+}
+
+fn print_totals(t: &Totals) {
+    println!(
+        "  sent {} of {} input tokens (saved {:.1}%); cost {} vs {} keeping everything (saved {})",
+        t.input_tokens,
+        t.full_input_tokens,
+        pct(t.saved_tokens, t.full_input_tokens),
+        usd(t.cost_usd),
+        usd(t.full_cost_usd),
+        usd(t.saved_usd)
+    );
+    println!(
+        "  misses {} ({} calls), violations {}, over-budget calls {}, compressions {}, retrievals {}",
+        t.misses, t.calls_with_misses, t.violations, t.over_budget_calls, t.compressions, t.retrievals
+    );
+}
+
+fn print_json<T: Serialize>(value: &T) -> Result<(), String> {
+    let stdout = std::io::stdout();
+    serde_json::to_writer(stdout.lock(), value).map_err(|e| format!("writing JSON: {e}"))?;
+    println!();
+    Ok(())
+}
+
+fn pct(part: i64, whole: u64) -> f64 {
+    part as f64 * 100.0 / whole.max(1) as f64
+}
+
+fn usd(v: Option<f64>) -> String {
+    v.map_or_else(|| "unpriced".into(), |x| format!("${x:.2}"))
+}
+
+fn truncate(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(max.saturating_sub(1)).collect();
+        t.push('…');
+        t
+    }
+}

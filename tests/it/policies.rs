@@ -1,0 +1,184 @@
+//! Policies: the invariants hold on random traces and budgets; replays are deterministic; the
+//! simulator's totals add up on the real tau-bench file.
+
+use memlens_core::builder::{Message, Part, TraceBuilder};
+use memlens_core::cost::PriceTable;
+use memlens_core::policy::validate::check;
+use memlens_core::policy::{Engine, EngineOptions, PolicyConfig};
+use memlens_core::simulate::simulate;
+use memlens_core::tokens::{count_trace, TokenCounter};
+use memlens_core::{Category, Trace};
+use proptest::prelude::*;
+
+/// One step of a random agent run.
+#[derive(Debug, Clone)]
+enum Step {
+    User(usize),
+    Assistant(usize),
+    /// Parallel tool calls with these result sizes.
+    Tools(Vec<usize>),
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        (1usize..60).prop_map(Step::User),
+        (1usize..60).prop_map(Step::Assistant),
+        prop::collection::vec(1usize..200, 1..4).prop_map(Step::Tools),
+    ]
+}
+
+fn words(n: usize, seed: usize) -> String {
+    (0..n).map(|i| format!("w{}", (i * 7 + seed) % 97)).collect::<Vec<_>>().join(" ")
+}
+
+/// Builds a trace from steps: system prompt, then the steps; every assistant turn (and every
+/// tool round) is a call.
+fn build(steps: &[Step]) -> Trace {
+    let mut b = TraceBuilder::new("random", "test");
+    b.set_model(Some("gpt-4o".into()));
+    b.push_message(Message::text("system", "You are a test agent. Policy text."), None);
+    let mut n = 0;
+    for (k, s) in steps.iter().enumerate() {
+        match s {
+            Step::User(len) => {
+                b.push_message(Message::text("user", words(*len, k)), None);
+            }
+            Step::Assistant(len) => {
+                b.push_message(Message::text("assistant", words(*len, k + 1)), None);
+            }
+            Step::Tools(sizes) => {
+                let calls = sizes
+                    .iter()
+                    .map(|_| {
+                        n += 1;
+                        Part::ToolCall {
+                            id: format!("call_{n}"),
+                            name: "lookup".into(),
+                            arguments: format!("{{\"id\": \"ID{n}X\"}}"),
+                        }
+                    })
+                    .collect::<Vec<_>>();
+                let ids: Vec<String> = calls
+                    .iter()
+                    .filter_map(|p| match p {
+                        Part::ToolCall { id, .. } => Some(id.clone()),
+                        _ => None,
+                    })
+                    .collect();
+                b.push_message(
+                    Message {
+                        role: None,
+                        role_name: "assistant".into(),
+                        parts: calls,
+                        ..Message::default()
+                    },
+                    None,
+                );
+                for (id, size) in ids.iter().zip(sizes) {
+                    b.push_message(
+                        Message {
+                            role: None,
+                            role_name: "tool".into(),
+                            parts: vec![Part::ToolResult {
+                                id: id.clone(),
+                                name: Some("lookup".into()),
+                                content: format!("{{\"data\": \"{}\"}}", words(*size, k + 2)),
+                            }],
+                            ..Message::default()
+                        },
+                        None,
+                    );
+                }
+            }
+        }
+    }
+    b.reconstruct_calls();
+    let (mut trace, _) = b.finish();
+    count_trace(&mut trace, &TokenCounter::for_model(Some("gpt-4o")));
+    trace
+}
+
+const MEMLENS_POLICIES: &[&str] = &["keep-all", "window", "value", "value-compress", "value-offload", "oracle"];
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    #[test]
+    fn memlens_policies_never_break_an_invariant(
+        steps in prop::collection::vec(step(), 1..40),
+        budget in 20u32..3000,
+        which in 0usize..6,
+    ) {
+        let trace = build(&steps);
+        let policy = PolicyConfig::builtin(MEMLENS_POLICIES[which]).expect("built-in");
+        let report = simulate(std::slice::from_ref(&trace), &policy, budget, &PriceTable::builtin())
+            .expect("simulates");
+        for call in &report.traces[0].calls {
+            prop_assert!(call.violations.is_empty(), "{:?} at call {} under {}", call.violations, call.index, policy.name);
+            prop_assert!(call.over_budget || call.input_tokens <= u64::from(budget));
+        }
+    }
+
+    #[test]
+    fn over_budget_only_when_protected_content_alone_exceeds_it(
+        steps in prop::collection::vec(step(), 1..30),
+        budget in 20u32..1500,
+        value in any::<bool>(),
+    ) {
+        let trace = build(&steps);
+        let mut policy = PolicyConfig::builtin(if value { "value" } else { "window" }).expect("built-in");
+        policy.protect.patterns.clear();
+        policy.protect.recent_messages = 0;
+        let mut engine = Engine::new(policy, EngineOptions { budget, input_usd_per_mtok: None }, TokenCounter::for_model(Some("gpt-4o")))
+            .expect("engine");
+        for call in &trace.calls {
+            for &id in &call.input {
+                engine.add(trace.chunk(id));
+            }
+            let d = engine.context(None);
+            prop_assert!(check(|id| trace.chunk(id), &call.input, &d).is_empty());
+            if d.over_budget {
+                // Only the system prompt and the newest user message (with the tool pairs that
+                // must come along) may remain.
+                let newest_user = call.input.iter().rev().find(|&&id| trace.chunk(id).category == Category::User);
+                for id in d.chunk_ids() {
+                    let c = trace.chunk(id);
+                    prop_assert!(
+                        c.category == Category::System || Some(&id) == newest_user,
+                        "over budget yet {} ({}) was kept", c.key, c.category
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn replays_are_deterministic(steps in prop::collection::vec(step(), 1..25), budget in 50u32..2000, which in 0usize..6) {
+        let trace = build(&steps);
+        let policy = PolicyConfig::builtin(MEMLENS_POLICIES[which]).expect("built-in");
+        let a = serde_json::to_string(&simulate(std::slice::from_ref(&trace), &policy, budget, &PriceTable::builtin()).expect("sim")).expect("json");
+        let b = serde_json::to_string(&simulate(std::slice::from_ref(&trace), &policy, budget, &PriceTable::builtin()).expect("sim")).expect("json");
+        prop_assert_eq!(a, b);
+    }
+}
+
+#[test]
+fn policies_parse_from_json_and_toml() {
+    let json = r#"{"name": "mine", "strategy": "window", "budget": 4000, "max_messages": 12,
+        "protect": {"patterns": ["(?i)remember"]}, "quotas": {"tool_result": 0.5},
+        "compress": {"json": {"max_array": 3}}, "offload": {"reserve": 0.2}}"#;
+    let p = PolicyConfig::from_json(json).expect("json policy");
+    assert_eq!(p.budget, Some(4000));
+    assert_eq!(p.quotas.get(&Category::ToolResult), Some(&0.5));
+    let toml = "name = \"mine\"\nstrategy = \"value\"\nbudget = 2000\n[protect]\nrecent_messages = 4\n[value.weights]\nrecency = 2.0\n";
+    let q = PolicyConfig::from_toml(toml).expect("toml policy");
+    assert_eq!(q.protect.recent_messages, 4);
+    assert_eq!(q.value.weights.recency, 2.0);
+    // Round trip: export then import gives the same policy.
+    assert_eq!(PolicyConfig::from_json(&p.to_json()).expect("round trip"), p);
+    let err = PolicyConfig::from_json(r#"{"strategy": "nope"}"#).expect_err("bad strategy");
+    assert!(err.to_string().contains("invalid policy (json)"));
+    assert!(PolicyConfig::builtin("nope").expect_err("unknown").to_string().contains("langchain-trim"));
+    let bad = PolicyConfig { protect: memlens_core::policy::config::Protect { patterns: vec!["(".into()], ..Default::default() }, ..PolicyConfig::default() };
+    assert!(Engine::new(bad, EngineOptions { budget: 10, input_usd_per_mtok: None }, TokenCounter::for_model(None)).is_err());
+}
