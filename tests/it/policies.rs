@@ -28,7 +28,10 @@ fn step() -> impl Strategy<Value = Step> {
 }
 
 fn words(n: usize, seed: usize) -> String {
-    (0..n).map(|i| format!("w{}", (i * 7 + seed) % 97)).collect::<Vec<_>>().join(" ")
+    (0..n)
+        .map(|i| format!("w{}", (i * 7 + seed) % 97))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Builds a trace from steps: system prompt, then the steps; every assistant turn (and every
@@ -36,7 +39,10 @@ fn words(n: usize, seed: usize) -> String {
 fn build(steps: &[Step]) -> Trace {
     let mut b = TraceBuilder::new("random", "test");
     b.set_model(Some("gpt-4o".into()));
-    b.push_message(Message::text("system", "You are a test agent. Policy text."), None);
+    b.push_message(
+        Message::text("system", "You are a test agent. Policy text."),
+        None,
+    );
     let mut n = 0;
     for (k, s) in steps.iter().enumerate() {
         match s {
@@ -98,7 +104,14 @@ fn build(steps: &[Step]) -> Trace {
     trace
 }
 
-const MEMLENS_POLICIES: &[&str] = &["keep-all", "window", "value", "value-compress", "value-offload", "oracle"];
+const MEMLENS_POLICIES: &[&str] = &[
+    "keep-all",
+    "window",
+    "value",
+    "value-compress",
+    "value-offload",
+    "oracle",
+];
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
@@ -175,10 +188,30 @@ fn policies_parse_from_json_and_toml() {
     assert_eq!(q.protect.recent_messages, 4);
     assert_eq!(q.value.weights.recency, 2.0);
     // Round trip: export then import gives the same policy.
-    assert_eq!(PolicyConfig::from_json(&p.to_json()).expect("round trip"), p);
+    assert_eq!(
+        PolicyConfig::from_json(&p.to_json()).expect("round trip"),
+        p
+    );
     let err = PolicyConfig::from_json(r#"{"strategy": "nope"}"#).expect_err("bad strategy");
     assert!(err.to_string().contains("invalid policy (json)"));
-    assert!(PolicyConfig::builtin("nope").expect_err("unknown").to_string().contains("langchain-trim"));
-    let bad = PolicyConfig { protect: memlens_core::policy::config::Protect { patterns: vec!["(".into()], ..Default::default() }, ..PolicyConfig::default() };
-    assert!(Engine::new(bad, EngineOptions { budget: 10, input_usd_per_mtok: None }, TokenCounter::for_model(None)).is_err());
+    assert!(PolicyConfig::builtin("nope")
+        .expect_err("unknown")
+        .to_string()
+        .contains("langchain-trim"));
+    let bad = PolicyConfig {
+        protect: memlens_core::policy::config::Protect {
+            patterns: vec!["(".into()],
+            ..Default::default()
+        },
+        ..PolicyConfig::default()
+    };
+    assert!(Engine::new(
+        bad,
+        EngineOptions {
+            budget: 10,
+            input_usd_per_mtok: None
+        },
+        TokenCounter::for_model(None)
+    )
+    .is_err());
 }

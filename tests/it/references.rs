@@ -2,8 +2,10 @@
 //! of the references from tool calls, determinism, and a run over LoCoMo.
 
 use crate::{import_path, root};
+use memlens_core::references::{
+    contains_evidence, detect, AccessGraph, Detector, EvidenceKind, Reference,
+};
 use memlens_core::text::stem;
-use memlens_core::references::{detect, AccessGraph, Detector, EvidenceKind, Reference};
 use memlens_core::{Category, Chunk, ChunkId, Trace};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
@@ -74,8 +76,7 @@ fn same_json(a: &Value, b: &Value) -> bool {
         }
         (Value::Object(x), Value::Object(y)) => {
             x.len() == y.len()
-                && x
-                    .iter()
+                && x.iter()
                     .all(|(k, v)| y.get(k).is_some_and(|w| same_json(v, w)))
         }
         _ => a == b,
@@ -152,7 +153,8 @@ fn grounded(content: &str, kind: EvidenceKind, text: &str) -> bool {
                     .collect()
             };
             let (hay, needle) = (seq(content), seq(text));
-            hay.windows(needle.len().max(1)).any(|w| w == needle.as_slice())
+            hay.windows(needle.len().max(1))
+                .any(|w| w == needle.as_slice())
         }
         _ => {
             lower.contains(&text.to_lowercase())
@@ -160,7 +162,9 @@ fn grounded(content: &str, kind: EvidenceKind, text: &str) -> bool {
                     .strip_prefix('0')
                     .is_some_and(|t| lower.contains(&t.to_lowercase()))
                 || canonical_number(text).is_some_and(|n| {
-                    words.iter().any(|w| canonical_number(w).as_ref() == Some(&n))
+                    words
+                        .iter()
+                        .any(|w| canonical_number(w).as_ref() == Some(&n))
                 })
         }
     }
@@ -169,8 +173,7 @@ fn grounded(content: &str, kind: EvidenceKind, text: &str) -> bool {
 fn tau() -> (Vec<Trace>, Vec<Value>) {
     let path = shared("traces/tau-bench-gpt-4o-airline.json");
     let r = import_path(&path).expect("tau-bench imports");
-    let raw: Value =
-        serde_json::from_slice(&std::fs::read(&path).expect("read")).expect("json");
+    let raw: Value = serde_json::from_slice(&std::fs::read(&path).expect("read")).expect("json");
     let records = raw.as_array().expect("array").clone();
     assert_eq!(r.traces.len(), records.len());
     (r.traces, records)
@@ -219,7 +222,7 @@ fn tau_bench_recall_on_gold_arguments_and_precision_from_tool_calls() {
                 *by_kind.entry(e.kind).or_default() += 1;
                 let by = t.chunk(r.by);
                 let list = text_samples.entry(e.kind).or_default();
-                if by.category != Category::ToolCall && list.len() < 6 && r.call % 5 == 0 {
+                if by.category != Category::ToolCall && list.len() < 3 && r.call % 5 == 0 {
                     list.push(format!(
                         "{} {} -> {} {:?}\n    by:   {}\n    used: {}",
                         t.id,
@@ -268,7 +271,10 @@ fn tau_bench_recall_on_gold_arguments_and_precision_from_tool_calls() {
             for r in &refs {
                 tool_refs += 1;
                 let used = &t.chunk(r.used).content;
-                if r.evidence.iter().all(|e| evidence_in(&values, e.kind, &e.text)) {
+                if r.evidence
+                    .iter()
+                    .all(|e| evidence_in(&values, e.kind, &e.text))
+                {
                     in_args += 1;
                 } else if imprecise.len() < 10 {
                     imprecise.push(format!("{} {}: {:?}", t.id, c.key, r.evidence));
@@ -301,8 +307,8 @@ fn tau_bench_recall_on_gold_arguments_and_precision_from_tool_calls() {
             wanted.sort();
             wanted.dedup();
             for v in wanted {
-                if occurs(&system, &v) {
-                    continue; // policy text is never evidence
+                if occurs(&system, &v) || occurs(&system, &v.replace('_', " ")) {
+                    continue; // policy text (and its phrases as identifiers) is never evidence
                 }
                 let earlier = input.iter().any(|&i| {
                     let ch = t.chunk(i);
@@ -312,7 +318,17 @@ fn tau_bench_recall_on_gold_arguments_and_precision_from_tool_calls() {
                     continue;
                 }
                 gold_values += 1;
-                if refs.iter().any(|r| occurs(&t.chunk(r.used).content, &v)) {
+                // A reference from this tool call, with this value as its evidence, to a chunk
+                // that contains it.
+                let canon = canonical_number(&v);
+                let found = refs.iter().any(|r| {
+                    occurs(&t.chunk(r.used).content, &v)
+                        && r.evidence.iter().any(|e| {
+                            e.text.eq_ignore_ascii_case(&v)
+                                || (canon.is_some() && canonical_number(&e.text) == canon)
+                        })
+                });
+                if found {
                     gold_found += 1;
                 } else if misses.len() < 10 {
                     misses.push(format!("{} {} {name}: {v}", t.id, c.key));
@@ -345,9 +361,10 @@ fn tau_bench_recall_on_gold_arguments_and_precision_from_tool_calls() {
     }
     assert!(gold_calls > 100, "{gold_calls}");
     assert!(gold_values > 300, "{gold_values}");
-    assert!(recall >= 0.97, "recall {recall}: {misses:#?}");
-    assert!(precision >= 0.99, "precision {precision}: {imprecise:#?}");
-    assert!(grounded >= 0.99, "grounded {grounded}");
+    // Measured: recall 1.0 (551/551), precision 1.0, grounded 1.0; thresholds leave a few misses.
+    assert!(recall >= 0.99, "recall {recall}: {misses:#?}");
+    assert!(precision >= 0.995, "precision {precision}: {imprecise:#?}");
+    assert!(grounded >= 0.995, "grounded {grounded}");
 }
 
 #[test]
@@ -376,6 +393,16 @@ fn tau_bench_is_deterministic_and_incremental_equals_batch() {
                     .any(|g| g.by == r.by && &g.evidence == e && g.chunks.contains(&r.used)));
             }
         }
+        // Every alternative of a group holds its evidence (quotes: the chunk holds at least one
+        // 6-word window of the span, so only most do).
+        for g in a.groups() {
+            let holds = |c: &ChunkId| contains_evidence(&t.chunk(*c).content, &g.evidence);
+            match g.evidence.kind {
+                EvidenceKind::ToolCallId => {}
+                EvidenceKind::Quote => assert!(g.chunks.iter().any(holds), "{g:?}"),
+                _ => assert!(g.chunks.iter().all(holds), "{}: {g:?}", t.id),
+            }
+        }
         // Nothing in context: every group is missed; everything in context: none is.
         for call in &t.calls {
             assert_eq!(
@@ -402,7 +429,12 @@ fn locomo_references_are_found_fast_and_look_right() {
             for e in &reference.evidence {
                 *by_kind.entry(e.kind).or_default() += 1;
             }
-            if samples.len() < 60 && reference.evidence.iter().any(|e| e.kind != EvidenceKind::Quote) {
+            if samples.len() < 60
+                && reference
+                    .evidence
+                    .iter()
+                    .any(|e| e.kind != EvidenceKind::Quote)
+            {
                 let by = t.chunk(reference.by);
                 let used = t.chunk(reference.used);
                 samples.push(format!(

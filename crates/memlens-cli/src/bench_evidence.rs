@@ -5,7 +5,7 @@
 
 use crate::read;
 use memlens_core::evidence::{
-    Benchmark, Bm25, ContextBuilder, Oracle, Recency, Row, ANCHORS, ANCHOR_BUDGETS,
+    Benchmark, Bm25, ContextBuilder, Oracle, PolicyBuilder, Recency, Row, ANCHORS, ANCHOR_BUDGETS,
     SCORED_CATEGORIES,
 };
 use memlens_core::tokens::encoding_for_model;
@@ -23,7 +23,16 @@ pub fn builders() -> Vec<Box<dyn ContextBuilder>> {
         Box::new(Bm25::new()),
         Box::new(Bm25::adjacent()),
         Box::new(Oracle),
+        // MemLens' policies, replayed through the engine turn by turn, the question as query.
+        Box::new(PolicyBuilder::new(policy("window"))),
+        Box::new(PolicyBuilder::new(policy("value"))),
+        Box::new(PolicyBuilder::new(policy("value-offload"))),
     ]
+}
+
+fn policy(name: &str) -> memlens_core::policy::PolicyConfig {
+    memlens_core::policy::PolicyConfig::builtin(name)
+        .expect("the benchmark names built-in policies")
 }
 
 /// One row of `--json` output: the core's row plus its speed.

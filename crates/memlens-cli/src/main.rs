@@ -98,7 +98,11 @@ enum Command {
         #[arg(long, default_value = "value")]
         policy: String,
         /// Comma-separated budgets.
-        #[arg(long, value_delimiter = ',', default_value = "1000,2000,4000,8000,16000")]
+        #[arg(
+            long,
+            value_delimiter = ',',
+            default_value = "1000,2000,4000,8000,16000"
+        )]
         budgets: Vec<u32>,
         #[command(flatten)]
         common: SimFlags,
@@ -109,7 +113,11 @@ enum Command {
         #[arg(required = true)]
         files: Vec<PathBuf>,
         /// Comma-separated policy names or files.
-        #[arg(long, value_delimiter = ',', default_value = "keep-all,window,value,value-compress,langchain-trim,anthropic-clear-tool-uses,llamaindex-memory,letta-summarize,openai-keep-last-n,oracle")]
+        #[arg(
+            long,
+            value_delimiter = ',',
+            default_value = "keep-all,window,value,value-compress,langchain-trim,anthropic-clear-tool-uses,llamaindex-memory,letta-summarize,openai-keep-last-n,oracle"
+        )]
         policies: Vec<String>,
         /// Token budget.
         #[arg(long)]
@@ -226,19 +234,24 @@ fn run(command: Command) -> Result<ExitCode, String> {
             policy,
             budget,
             common,
-        } => sim::simulate_cmd(&common.into_args(files), &policy, budget).map(|()| ExitCode::SUCCESS),
+        } => {
+            sim::simulate_cmd(&common.into_args(files), &policy, budget).map(|()| ExitCode::SUCCESS)
+        }
         Command::Sweep {
             files,
             policy,
             budgets,
             common,
-        } => sim::sweep_cmd(&common.into_args(files), &policy, &budgets).map(|()| ExitCode::SUCCESS),
+        } => {
+            sim::sweep_cmd(&common.into_args(files), &policy, &budgets).map(|()| ExitCode::SUCCESS)
+        }
         Command::Compare {
             files,
             policies,
             budget,
             common,
-        } => sim::compare_cmd(&common.into_args(files), &policies, budget).map(|()| ExitCode::SUCCESS),
+        } => sim::compare_cmd(&common.into_args(files), &policies, budget)
+            .map(|()| ExitCode::SUCCESS),
         Command::BenchEvidence {
             file,
             budgets,
@@ -247,7 +260,8 @@ fn run(command: Command) -> Result<ExitCode, String> {
         Command::Policies { name } => {
             match name {
                 Some(name) => {
-                    let p = memlens_core::policy::PolicyConfig::builtin(&name).map_err(|e| e.to_string())?;
+                    let p = memlens_core::policy::PolicyConfig::builtin(&name)
+                        .map_err(|e| e.to_string())?;
                     println!("{}", p.to_json());
                 }
                 None => {

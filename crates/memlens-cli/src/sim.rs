@@ -65,7 +65,12 @@ fn budget_of(policy: &PolicyConfig, budget: Option<u32>) -> Result<u32, String> 
         .ok_or_else(|| format!("policy {:?} sets no budget: pass --budget N", policy.name))
 }
 
-fn run_one(traces: &[Trace], policy: &PolicyConfig, budget: u32, prices: &PriceTable) -> Result<SimReport, String> {
+fn run_one(
+    traces: &[Trace],
+    policy: &PolicyConfig,
+    budget: u32,
+    prices: &PriceTable,
+) -> Result<SimReport, String> {
     simulate(traces, policy, budget, prices).map_err(|e| e.to_string())
 }
 
@@ -85,7 +90,10 @@ pub fn simulate_cmd(args: &SimArgs, policy: &str, budget: Option<u32>) -> Result
         report.totals.calls
     );
     println!();
-    println!("  {:<28} {:>6} {:>11} {:>11} {:>7} {:>10} {:>7} {:>5}", "trace", "calls", "sent", "full", "saved", "cost", "misses", "over");
+    println!(
+        "  {:<28} {:>6} {:>11} {:>11} {:>7} {:>10} {:>7} {:>5}",
+        "trace", "calls", "sent", "full", "saved", "cost", "misses", "over"
+    );
     for t in report.traces.iter().take(20) {
         let x = &t.totals;
         println!(
@@ -108,7 +116,11 @@ pub fn simulate_cmd(args: &SimArgs, policy: &str, budget: Option<u32>) -> Result
     let shown: Vec<_> = report
         .traces
         .iter()
-        .flat_map(|t| t.calls.iter().flat_map(move |c| c.misses.iter().map(move |m| (t, m))))
+        .flat_map(|t| {
+            t.calls
+                .iter()
+                .flat_map(move |c| c.misses.iter().map(move |m| (t, m)))
+        })
         .take(10)
         .collect();
     if !shown.is_empty() {
@@ -149,7 +161,11 @@ pub fn sweep_cmd(args: &SimArgs, policy: &str, budgets: &[u32]) -> Result<(), St
             totals: report.totals,
         });
     }
-    print_rows(args.json, &format!("policy {} on {} trace(s)", policy.name, traces.len()), &rows)
+    print_rows(
+        args.json,
+        &format!("policy {} on {} trace(s)", policy.name, traces.len()),
+        &rows,
+    )
 }
 
 /// `memlens compare`.
@@ -177,7 +193,16 @@ fn print_rows(json: bool, title: &str, rows: &[Row]) -> Result<(), String> {
     println!();
     println!(
         "  {:<26} {:>7} {:>12} {:>7} {:>10} {:>10} {:>7} {:>9} {:>6} {:>5}",
-        "policy", "budget", "sent", "saved", "cost", "saved $", "misses", "miss call", "viol.", "over"
+        "policy",
+        "budget",
+        "sent",
+        "saved",
+        "cost",
+        "saved $",
+        "misses",
+        "miss call",
+        "viol.",
+        "over"
     );
     for r in rows {
         let t = &r.totals;

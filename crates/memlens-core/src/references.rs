@@ -18,25 +18,30 @@
 //! - [`EvidenceKind::Number`]: a number with at least 3 significant digits (`250`, `1,234.50` =
 //!   `1234.5`), a date (`2024-05-20`) or a clock time (`06:00:00`, `6:00 AM` and `6am` all mean
 //!   `6:00`); numbers below 100 and bare years in prose (`2024`) are ignored.
-//! - [`EvidenceKind::Quote`]: a span of at least 8 consecutive words (every 6-word window of it with
-//!   4 distinct content words, none in more than 2 observed chunks: no stock phrases), copied from a chunk the agent received (user, tool result, summary, ...; not its own
-//!   earlier outputs, which it merely repeats).
+//! - [`EvidenceKind::Quote`]: a span of at least 8 consecutive words copied from a chunk the agent
+//!   received (user, tool result, summary, ...; not its own earlier outputs, which it merely
+//!   repeats). Every 6-word window of the span has 4 distinct content words and occurs in at most 2
+//!   observed chunks: stock phrases ("your support means a lot to me") are not copies.
 //! - [`EvidenceKind::RareTerm`]: at least 3 content terms (stemmed, 4+ letters) that each occur in
-//!   at most 2 of the (at least 10) chunks observed so far, shared with one received chunk.
+//!   at most 2 of the (at least 20) chunks observed so far, shared with one received chunk.
 //!
-//! Tokens, quotes and terms that occur in a system prompt are ignored (they are policy text), and
-//! so are tokens that occur in more than 32 observed chunks (not distinctive).
+//! Tokens, quotes and terms that occur in a system prompt or in tool definitions are ignored (they
+//! are policy text; a phrase of the prompt written as an identifier counts too: "round trip" there
+//! makes `round_trip` an enum value), and so are tokens that occur in more than 32 observed chunks
+//! (not distinctive).
 //!
 //! # Targets, alternatives and misses
-//! Targets are the earlier non-system chunks: system prompts are kept by every policy, so they are
-//! left out as targets (their content only serves to ignore policy text). An output never links to
+//! Targets are the earlier chunks other than system prompts and tool definitions (a
+//! [`Category::Other`] chunk of kind `tool_definitions`): every policy keeps those, so they are left
+//! out as targets (their content only serves to ignore policy text). An output never links to
 //! itself or to another output of the same call.
 //!
 //! One evidence item (an identifier, a number, a quote...) of one output chunk is an
 //! [`EvidenceGroup`]: it lists *every* observed chunk that contains the item (at most 32), all of
 //! them alternatives: had any of them been in context, the agent could have taken the value from
 //! it. [`AccessGraph::missed`] returns, for a call, the groups none of whose chunks are in a given
-//! context: that is what the simulator counts as misses. A [`Reference`] credits only the 3 most
+//! context: that is what the simulator counts as misses (two outputs of one call that use the same
+//! value are two groups). A [`Reference`] credits only the 3 most
 //! recent chunks of each group (for quotes and terms: the ones sharing the most, then the most
 //! recent), so popularity goes to the copies the agent most plausibly read; it carries every
 //! evidence item that linked that output to that chunk. References and groups of the same
@@ -94,12 +99,12 @@ const QUOTE_MIN_CONTENT: usize = 4;
 const QUOTE_MAX_DF: usize = 2;
 /// Words a quote must span (overlapping shingles merged): 6-word stock phrases are not copies.
 const QUOTE_MIN_RUN: usize = 8;
-/// Evidence text of a quote is cut to this many bytes (at a character boundary).
+/// Evidence text of a quote is cut after its last whole word within this many bytes.
 const QUOTE_TEXT_MAX: usize = 160;
 /// A rare term occurs in at most this many observed chunks...
 const RARE_MAX_DF: usize = 2;
 /// ...of at least this many.
-const RARE_MIN_DOCS: u32 = 10;
+const RARE_MIN_DOCS: u32 = 20;
 /// Rare terms an output must share with a chunk.
 const RARE_MIN_SHARED: usize = 3;
 /// Minimum length of a rare term (after stemming).
@@ -123,8 +128,10 @@ pub enum EvidenceKind {
     RareTerm,
 }
 
-/// One piece of evidence: its kind and the matched text as the output spells it (for a quote, at
-/// most 160 bytes of it; for rare terms, the stemmed terms separated by spaces).
+/// One piece of evidence: its kind and the matched text as the output spells it (for a quote, its
+/// words up to about 160 bytes; for rare terms, the shared words, lowercase, separated by spaces).
+/// The spelling may differ from the used chunk's (`1,234.50` for `1234.5`): test a text for it with
+/// [`contains_evidence`].
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Evidence {
     /// What kind of match.
@@ -267,6 +274,18 @@ impl AccessGraph {
         self.groups.extend(groups);
         if !in_order {
             self.groups.sort_by_key(gkey);
+            let mut merged: Vec<EvidenceGroup> = Vec::with_capacity(self.groups.len());
+            for g in std::mem::take(&mut self.groups) {
+                match merged.last_mut() {
+                    Some(m) if (m.call, m.by, &m.evidence) == (g.call, g.by, &g.evidence) => {
+                        m.chunks.extend(g.chunks);
+                        m.chunks.sort_unstable();
+                        m.chunks.dedup();
+                    }
+                    _ => merged.push(g),
+                }
+            }
+            self.groups = merged;
         }
     }
 
@@ -283,10 +302,19 @@ impl AccessGraph {
 /// yet observed, then links its outputs ([`Detector::outputs`]).
 pub fn detect(trace: &Trace) -> AccessGraph {
     let mut d = Detector::new();
+    // Inputs repeat the whole history call after call: skip the known ones cheaply.
+    let mut seen = vec![false; trace.chunks.len()];
     for call in &trace.calls {
         for &id in &call.input {
-            if let Some(chunk) = trace.chunks.get(id.index()) {
+            if let (Some(chunk), Some(false)) = (trace.chunks.get(id.index()), seen.get(id.index()))
+            {
+                seen[id.index()] = true;
                 d.observe(chunk);
+            }
+        }
+        for &id in &call.output {
+            if let Some(s) = seen.get_mut(id.index()) {
+                *s = true;
             }
         }
         let outputs: Vec<&Chunk> = call
@@ -297,6 +325,41 @@ pub fn detect(trace: &Trace) -> AccessGraph {
         d.outputs(call.index, &outputs);
     }
     d.into_graph()
+}
+
+/// Whether `text` contains the evidence item, matched as the detector matches it: identifiers
+/// case-insensitively, numbers by value (`1,234.50` = `1234.5`, `6:00 AM` = `06:00:00`), quotes by
+/// their words, rare terms by stem; JSON text by its values. For a simulator that keeps a chunk in
+/// altered form (compressed, truncated): the evidence survived when this holds. The evidence text
+/// is the output's spelling, so a plain substring test would miss many of these.
+pub fn contains_evidence(text: &str, evidence: &Evidence) -> bool {
+    match evidence.kind {
+        EvidenceKind::ToolCallId | EvidenceKind::Identifier | EvidenceKind::Number => {
+            let Some(key) = Analysis::of(&evidence.text).tokens.into_iter().next() else {
+                return false;
+            };
+            Analysis::of(text).keys.contains(&key.key)
+        }
+        EvidenceKind::Quote => {
+            let want = Fragment::new(evidence.text.clone()).hashes;
+            !want.is_empty()
+                && Analysis::of(text)
+                    .fragments
+                    .iter()
+                    .any(|f| f.hashes.windows(want.len()).any(|w| w == want.as_slice()))
+        }
+        EvidenceKind::RareTerm => {
+            let have: HashSet<String> = Analysis::of(text)
+                .terms()
+                .into_iter()
+                .map(|t| t.0)
+                .collect();
+            evidence
+                .text
+                .split(' ')
+                .all(|w| have.contains(&stem(&w.to_lowercase())))
+        }
+    }
 }
 
 /// Postings of a key: the observed chunks that contain it, in observation order, until it becomes
@@ -319,6 +382,13 @@ impl Postings {
             self.chunks.push(id);
         }
     }
+}
+
+/// System prompts and tool definitions: policy text every policy keeps, never a target.
+fn is_policy(chunk: &Chunk) -> bool {
+    chunk.category == Category::System
+        || (chunk.category == Category::Other
+            && chunk.meta.kind.as_deref() == Some("tool_definitions"))
 }
 
 /// What the detector remembers of an observed chunk.
@@ -355,8 +425,8 @@ impl Detector {
     }
 
     /// An input chunk becomes a candidate target (call it once per chunk, in context order; calling
-    /// it again for the same chunk id does nothing). A system chunk is not a target: its tokens,
-    /// quotes and terms are ignored as evidence from then on.
+    /// it again for the same chunk id does nothing). A system prompt or tool definitions chunk is
+    /// not a target: its tokens, quotes and terms are ignored as evidence from then on.
     pub fn observe(&mut self, chunk: &Chunk) {
         if !self.observed.contains_key(&chunk.id) {
             self.add(chunk, Analysis::of(&chunk.content));
@@ -374,9 +444,24 @@ impl Detector {
         );
         self.observed.insert(chunk.id, Observed { seq, received });
         let terms = a.terms();
-        if chunk.category == Category::System {
+        if is_policy(chunk) {
             self.system_tokens
                 .extend(a.tokens.into_iter().map(|t| t.key));
+            // Policy vocabulary: "round trip" in the prompt makes `round_trip` / `roundTrip` an
+            // enum value, not a distinctive identifier.
+            for f in &a.fragments {
+                let lower: Vec<String> = f
+                    .words
+                    .iter()
+                    .map(|&(s, e)| f.text[s..e].to_lowercase())
+                    .collect();
+                for n in 2..=3 {
+                    for w in lower.windows(n) {
+                        self.system_tokens.insert(w.join("_"));
+                        self.system_tokens.insert(w.concat());
+                    }
+                }
+            }
             self.system_shingles
                 .extend(a.fragments.iter().flat_map(|f| f.shingles()).map(|s| s.1));
             self.system_terms.extend(terms.into_iter().map(|t| t.0));
@@ -403,7 +488,10 @@ impl Detector {
         hashes.sort_unstable();
         hashes.dedup();
         for h in hashes {
-            self.shingles.entry(h).or_default().push(chunk.id, QUOTE_MAX_DF);
+            self.shingles
+                .entry(h)
+                .or_default()
+                .push(chunk.id, QUOTE_MAX_DF);
         }
         for (term, _) in terms {
             self.terms
@@ -563,9 +651,17 @@ impl Detector {
                 if last + QUOTE_WORDS - first < QUOTE_MIN_RUN {
                     continue;
                 }
+                // The span, cut after its last whole word within QUOTE_TEXT_MAX bytes (never
+                // shorter than one shingle).
                 let start = f.words[first].0;
-                let end = f.words[last + QUOTE_WORDS - 1].1;
-                let text = cut(&f.text[start..end], QUOTE_TEXT_MAX).to_string();
+                let end = f.words[first..last + QUOTE_WORDS]
+                    .iter()
+                    .enumerate()
+                    .filter(|&(i, &(_, e))| i < QUOTE_WORDS || e - start <= QUOTE_TEXT_MAX)
+                    .map(|(_, &(_, e))| e)
+                    .next_back()
+                    .unwrap_or(start);
+                let text = f.text[start..end].to_string();
                 let mut ranked: Vec<(u32, u32, ChunkId)> = counts
                     .into_iter()
                     .filter_map(|(c, n)| self.target(c, own, true).map(|s| (n, s, c)))
@@ -583,7 +679,7 @@ impl Detector {
         }
         // Rare terms: a received chunk sharing 3+ terms that few observed chunks contain.
         if self.docs >= RARE_MIN_DOCS {
-            let mut shared: HashMap<ChunkId, Vec<(String, String)>> = HashMap::new();
+            let mut shared: HashMap<ChunkId, Vec<Term>> = HashMap::new();
             for term in a.terms() {
                 if self.system_terms.contains(&term.0) {
                     continue;
@@ -597,7 +693,7 @@ impl Detector {
                     }
                 }
             }
-            let mut ranked: Vec<(usize, u32, ChunkId, Vec<(String, String)>)> = shared
+            let mut ranked: Vec<(usize, u32, ChunkId, Vec<Term>)> = shared
                 .into_iter()
                 .filter(|(_, terms)| terms.len() >= RARE_MIN_SHARED)
                 .filter_map(|(c, terms)| {
@@ -605,9 +701,9 @@ impl Detector {
                         .map(|s| (terms.len(), s, c, terms))
                 })
                 .collect();
-            ranked.sort_unstable_by(|x, y| (y.0, y.1, y.2).cmp(&(x.0, x.1, x.2)));
+            ranked.sort_unstable_by_key(|x| std::cmp::Reverse((x.0, x.1, x.2)));
             ranked.truncate(MAX_REFERENCED);
-            let mut by_terms: BTreeMap<Vec<(String, String)>, Vec<ChunkId>> = BTreeMap::new();
+            let mut by_terms: BTreeMap<Vec<Term>, Vec<ChunkId>> = BTreeMap::new();
             for (_, _, c, terms) in ranked {
                 by_terms.entry(terms).or_default().push(c);
             }
@@ -626,18 +722,6 @@ impl Detector {
     }
 }
 
-/// The longest prefix of `s` of at most `max` bytes ending at a character boundary.
-fn cut(s: &str, max: usize) -> &str {
-    if s.len() <= max {
-        return s;
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
-}
-
 // ---------------------------------------------------------------------------------------------
 // Analysis of a chunk's content.
 
@@ -648,6 +732,9 @@ struct Token {
     kind: EvidenceKind,
     text: String,
 }
+
+/// A candidate rare term: its stem and the word as written (lowercase).
+type Term = (String, String);
 
 /// A run of prose (a whole plain-text chunk, or one JSON string value) with its words.
 #[derive(Debug, Clone, Default)]
@@ -660,7 +747,7 @@ struct Fragment {
     /// Whether each word is a content word (not a stop word, has a letter).
     content: Vec<bool>,
     /// Candidate rare terms: `(stem, word)` of alphabetic content words of 4+ characters.
-    terms: Vec<(String, String)>,
+    terms: Vec<Term>,
 }
 
 /// FNV-1a, then a splitmix64 finish: a fixed, fast hash (the same on every platform and run).
@@ -770,7 +857,7 @@ impl Analysis {
             Value::String(s) => self.prose(s.clone()),
             Value::Number(n) => {
                 let text = n.to_string();
-                number(&text, &text, None, &mut |t| self.push(t));
+                number(&text, None, &mut |t| self.push(t));
             }
             Value::Array(items) => items.iter().for_each(|x| self.json(x)),
             Value::Object(map) => {
@@ -797,8 +884,8 @@ impl Analysis {
     }
 
     /// Distinct candidate rare terms `(stem, word)`, sorted by stem (the first spelling kept).
-    fn terms(&self) -> Vec<(String, String)> {
-        let mut out: Vec<(String, String)> = self
+    fn terms(&self) -> Vec<Term> {
+        let mut out: Vec<Term> = self
             .fragments
             .iter()
             .flat_map(|f| f.terms.iter().cloned())
@@ -819,7 +906,10 @@ fn is_span_char(c: char) -> bool {
 
 /// Finds the identifiers and numbers of a text.
 fn scan(text: &str, emit: &mut dyn FnMut(Token)) {
-    let spans: Vec<&str> = text.split(|c| !is_span_char(c)).filter(|s| !s.is_empty()).collect();
+    let spans: Vec<&str> = text
+        .split(|c| !is_span_char(c))
+        .filter(|s| !s.is_empty())
+        .collect();
     for (i, span) in spans.iter().enumerate() {
         let next = spans.get(i + 1).copied();
         let lower = span.to_ascii_lowercase();
@@ -916,7 +1006,8 @@ fn is_dotted(w: &str) -> bool {
 
 fn is_path(w: &str) -> bool {
     let segments: Vec<&str> = w.split('/').filter(|s| !s.is_empty()).collect();
-    let rooted = w.starts_with('/') || w.starts_with("./") || w.starts_with("../") || w.starts_with("~/");
+    let rooted =
+        w.starts_with('/') || w.starts_with("./") || w.starts_with("../") || w.starts_with("~/");
     let last_has_ext = segments.last().is_some_and(|s| is_dotted(s));
     w.chars().any(char::is_alphabetic)
         && (segments.len() >= 3
@@ -959,8 +1050,11 @@ fn word(raw: &str, next: Option<&str>, emit: &mut dyn FnMut(Token)) {
             // A bare year in prose ("May 24, 2024") is context, not a copied value.
             return;
         }
-        if has_digit && w.chars().all(|c| c.is_ascii_digit() || "-.:,/+".contains(c)) {
-            number(w, w, next, emit);
+        if has_digit
+            && w.chars()
+                .all(|c| c.is_ascii_digit() || "-.:,/+".contains(c))
+        {
+            number(w, next, emit);
         } else {
             for p in w.split(|c: char| !c.is_alphanumeric() && c != '_') {
                 word(p, None, emit);
@@ -970,7 +1064,10 @@ fn word(raw: &str, next: Option<&str>, emit: &mut dyn FnMut(Token)) {
     }
     // 6pm, 10:30am.
     let lower = w.to_ascii_lowercase();
-    if let Some(prefix) = lower.strip_suffix("am").or_else(|| lower.strip_suffix("pm")) {
+    if let Some(prefix) = lower
+        .strip_suffix("am")
+        .or_else(|| lower.strip_suffix("pm"))
+    {
         if !prefix.is_empty() && prefix.chars().all(|c| c.is_ascii_digit() || c == ':') {
             let pm = lower.ends_with("pm");
             if let Some(t) = clock(prefix, Some(pm)) {
@@ -986,17 +1083,20 @@ fn word(raw: &str, next: Option<&str>, emit: &mut dyn FnMut(Token)) {
     // 2024-05-20T10:00:00Z: a date and a time.
     if let Some((date, time)) = w.split_once(['T', 't']) {
         let is_date = date.len() == 10
-            && date
-                .chars()
-                .enumerate()
-                .all(|(i, c)| if i == 4 || i == 7 { c == '-' } else { c.is_ascii_digit() });
+            && date.chars().enumerate().all(|(i, c)| {
+                if i == 4 || i == 7 {
+                    c == '-'
+                } else {
+                    c.is_ascii_digit()
+                }
+            });
         if is_date {
-            number(date, date, None, emit);
+            number(date, None, emit);
             let clock_part: &str = time
                 .split(|c: char| !(c.is_ascii_digit() || c == ':'))
                 .next()
                 .unwrap_or("");
-            number(clock_part, clock_part, None, emit);
+            number(clock_part, None, emit);
             return;
         }
     }
@@ -1072,46 +1172,46 @@ fn clock(w: &str, pm: Option<bool>) -> Option<String> {
 
 /// Emits a numeric token: clock times and decimals normalized, other forms (dates, phone numbers)
 /// as written; 3+ significant digits only.
-fn number(w: &str, text: &str, next: Option<&str>, emit: &mut dyn FnMut(Token)) {
+fn number(w: &str, next: Option<&str>, emit: &mut dyn FnMut(Token)) {
     let w = trim_word(w);
     if w.is_empty() {
         return;
     }
     if w.contains(',') && decimal(w).is_none() {
         for p in w.split(',') {
-            number(p, p, next, emit);
+            number(p, next, emit);
         }
         return;
     }
-    let mut push = |key: String| {
-        emit(Token {
-            key,
-            kind: EvidenceKind::Number,
-            text: trim_word(text).to_string(),
-        });
-    };
-    if w.contains(':') {
-        if let Some(t) = clock(w, meridiem(next)) {
-            push(t);
-        } else if w.chars().filter(char::is_ascii_digit).count() >= MIN_NUMBER_DIGITS {
-            push(w.to_string());
+    let digits = w.chars().filter(char::is_ascii_digit).count();
+    let (key, text) = if w.contains(':') {
+        match (clock(w, meridiem(next)), next) {
+            // "10:00 PM": the evidence keeps the meridiem that gives the key its meaning.
+            (Some(t), Some(n)) if meridiem(next).is_some() => (t, format!("{w} {n}")),
+            (Some(t), _) => (t, w.to_string()),
+            (None, _) if digits >= MIN_NUMBER_DIGITS => (w.to_string(), w.to_string()),
+            (None, _) => return,
         }
-        return;
-    }
-    if let Some(n) = decimal(w) {
+    } else if let Some(n) = decimal(w) {
         let significant = n
             .chars()
             .filter(char::is_ascii_digit)
             .skip_while(|&c| c == '0')
             .count();
-        if significant >= MIN_NUMBER_DIGITS {
-            push(n);
+        if significant < MIN_NUMBER_DIGITS {
+            return;
         }
+        (n, w.to_string())
+    } else if digits >= MIN_NUMBER_DIGITS {
+        (w.to_string(), w.to_string())
+    } else {
         return;
-    }
-    if w.chars().filter(char::is_ascii_digit).count() >= MIN_NUMBER_DIGITS {
-        push(w.to_string());
-    }
+    };
+    emit(Token {
+        key,
+        kind: EvidenceKind::Number,
+        text,
+    });
 }
 
 /// `1234`, `1,234.50`, `250.0`: the normalized decimal (`1234`, `1234.5`, `250`); else `None`.
@@ -1120,7 +1220,9 @@ fn decimal(w: &str) -> Option<String> {
         Some((i, f)) => (i, Some(f)),
         None => (w, None),
     };
-    if int.is_empty() || frac.is_some_and(|f| f.is_empty() || !f.chars().all(|c| c.is_ascii_digit())) {
+    if int.is_empty()
+        || frac.is_some_and(|f| f.is_empty() || !f.chars().all(|c| c.is_ascii_digit()))
+    {
         return None;
     }
     let int = if int.contains(',') {
@@ -1194,8 +1296,52 @@ mod tests {
             keys("call parseJson then os.path.join in __init__"),
             vec![id("parsejson"), id("os.path.join"), id("__init__")]
         );
-        assert_eq!(keys("2024-05-20T10:30:00Z"), vec![num("2024-05-20"), num("10:30")]);
+        assert_eq!(
+            keys("2024-05-20T10:30:00Z"),
+            vec![num("2024-05-20"), num("10:30")]
+        );
         assert_eq!(keys("250.0 and 250 and 0.5 and 007"), vec![num("250")]);
+    }
+
+    #[test]
+    fn contains_evidence_matches_like_the_detector() {
+        let e = |kind, text: &str| Evidence {
+            kind,
+            text: text.into(),
+        };
+        let result = r#"{"price": 1234.5, "departs": "22:00:00", "id": "hat136"}"#;
+        assert!(contains_evidence(
+            result,
+            &e(EvidenceKind::Number, "1,234.50")
+        ));
+        assert!(contains_evidence(
+            result,
+            &e(EvidenceKind::Number, "10:00 PM")
+        ));
+        assert!(!contains_evidence(
+            result,
+            &e(EvidenceKind::Number, "10:00")
+        ));
+        assert!(contains_evidence(
+            result,
+            &e(EvidenceKind::Identifier, "HAT136")
+        ));
+        assert!(!contains_evidence(
+            result,
+            &e(EvidenceKind::Identifier, "HAT137")
+        ));
+        let prose = "Note: the quarterly marketing budget review meeting moved to Thursday.";
+        let quote = "The quarterly marketing budget review meeting moved";
+        assert!(contains_evidence(prose, &e(EvidenceKind::Quote, quote)));
+        assert!(!contains_evidence(
+            "budget review",
+            &e(EvidenceKind::Quote, quote)
+        ));
+        assert!(contains_evidence(
+            "I bought kilns and glazes for pottery",
+            &e(EvidenceKind::RareTerm, "glazes kiln pottery")
+        ));
+        assert!(!contains_evidence("", &e(EvidenceKind::Quote, "")));
     }
 
     #[test]
@@ -1253,7 +1399,10 @@ mod tests {
     #[test]
     fn an_identifier_from_a_tool_result_used_in_a_later_tool_call() {
         let t = build(vec![
-            Message::text("system", "You are an airline agent. Your code is AGENT007X."),
+            Message::text(
+                "system",
+                "You are an airline agent. Your code is AGENT007X.",
+            ),
             Message::text("user", "Hi, I am mia_li_3668. Find me a flight to Seattle."),
             tool_call("c1", "search", r#"{"origin": "JFK", "destination": "SEA"}"#),
             tool_result(
@@ -1305,7 +1454,10 @@ mod tests {
         let t = build(vec![
             Message::text("user", "Hello there! How are you doing today?"),
             Message::text("assistant", "Hello there! I am doing well today, thanks."),
-            Message::text("user", "Thanks! Your support really means a lot to me, friend."),
+            Message::text(
+                "user",
+                "Thanks! Your support really means a lot to me, friend.",
+            ),
             Message::text("assistant", "Your support really means a lot to me too."),
         ]);
         assert!(detect(&t).references().is_empty());
@@ -1314,9 +1466,18 @@ mod tests {
     #[test]
     fn system_prompt_identifiers_and_numbers_are_not_evidence() {
         let t = build(vec![
-            Message::text("system", "Policy POL_2024_A: refunds above 500 need approval."),
-            Message::text("user", "Does POL_2024_A let me get 500 back? My order is 48213."),
-            Message::text("assistant", "Under POL_2024_A, 500 needs approval for order 48213."),
+            Message::text(
+                "system",
+                "Policy POL_2024_A: refunds above 500 need approval.",
+            ),
+            Message::text(
+                "user",
+                "Does POL_2024_A let me get 500 back? My order is 48213.",
+            ),
+            Message::text(
+                "assistant",
+                "Under POL_2024_A, 500 needs approval for order 48213.",
+            ),
         ]);
         let g = detect(&t);
         assert_eq!(g.references().len(), 1);
@@ -1330,11 +1491,49 @@ mod tests {
     }
 
     #[test]
+    fn policy_vocabulary_and_tool_definitions_are_not_evidence() {
+        let mut tools = Message::text("tools", "");
+        tools.parts = vec![Part::Other {
+            kind: "tool_definitions".into(),
+            text: r#"[{"name": "book", "parameters": {"cabin": {"enum": ["economy_plus_x"]}}}]"#
+                .into(),
+        }];
+        tools.unframed = true;
+        let t = build(vec![
+            Message::text("system", "Trip type is one way or round trip."),
+            tools,
+            Message::text("user", "Book it."),
+            tool_call("c1", "get", r#"{"id": "x"}"#),
+            tool_result(
+                "c1",
+                r#"{"flight_type": "round_trip", "cabin": "economy_plus_x", "code": "QQ12345"}"#,
+            ),
+            tool_call(
+                "c2",
+                "book",
+                r#"{"flight_type": "round_trip", "cabin": "economy_plus_x", "code": "QQ12345"}"#,
+            ),
+        ]);
+        assert_eq!(t.chunks[1].category, Category::Other);
+        let g = detect(&t);
+        let evidence: Vec<&str> = g
+            .references()
+            .iter()
+            .flat_map(|r| r.evidence.iter().map(|e| e.text.as_str()))
+            .collect();
+        assert_eq!(evidence, vec!["QQ12345"]);
+        assert!(g.uses_of(t.chunks[1].id).is_empty());
+    }
+
+    #[test]
     fn every_copy_is_an_alternative_and_the_recent_ones_are_credited() {
         let mut msgs = vec![Message::text("user", "My booking is ABC123.")];
         for i in 0..4 {
             msgs.push(tool_call(&format!("c{i}"), "get", r#"{"id": "ABC123"}"#));
-            msgs.push(tool_result(&format!("c{i}"), r#"{"id": "ABC123", "ok": true}"#));
+            msgs.push(tool_result(
+                &format!("c{i}"),
+                r#"{"id": "ABC123", "ok": true}"#,
+            ));
         }
         msgs.push(Message::text("assistant", "Booking ABC123 is confirmed."));
         let t = build(msgs);
@@ -1380,7 +1579,11 @@ mod tests {
         let kinds: Vec<(u32, EvidenceKind, &str)> = g
             .references()
             .iter()
-            .flat_map(|r| r.evidence.iter().map(move |e| (r.used.0, e.kind, e.text.as_str())))
+            .flat_map(|r| {
+                r.evidence
+                    .iter()
+                    .map(move |e| (r.used.0, e.kind, e.text.as_str()))
+            })
             .collect();
         assert_eq!(
             kinds,
@@ -1423,7 +1626,7 @@ mod tests {
             msgs.push(Message::text("assistant", reply));
             detect(&build(msgs))
         };
-        let g = with("A kiln and glazes for your pottery? Nice!", 12);
+        let g = with("A kiln and glazes for your pottery? Nice!", 22);
         assert_eq!(g.references().len(), 1);
         assert_eq!(
             g.references()[0].evidence,
@@ -1433,10 +1636,10 @@ mod tests {
             }]
         );
         // Two shared terms, or too short a history: nothing.
-        assert!(with("A kiln for your pottery? Nice!", 12)
+        assert!(with("A kiln for your pottery? Nice!", 22)
             .references()
             .is_empty());
-        assert!(with("A kiln and glazes for your pottery? Nice!", 3)
+        assert!(with("A kiln and glazes for your pottery? Nice!", 12)
             .references()
             .is_empty());
     }

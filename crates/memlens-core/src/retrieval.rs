@@ -104,6 +104,37 @@ impl Bm25Index {
         out
     }
 
+    /// BM25 scores of the given documents only (same values as [`Bm25Index::scores`] at those
+    /// positions): cost follows the candidates and the query, not the size of the index, which is
+    /// what a live engine scoring its context every turn needs.
+    pub fn scores_for(&self, query: &str, docs: &[u32]) -> Vec<f32> {
+        let mut out = vec![0.0f32; docs.len()];
+        if self.doc_len.is_empty() || docs.is_empty() {
+            return out;
+        }
+        let avg = self.total_len as f32 / self.doc_len.len() as f32;
+        let mut qterms = terms(query);
+        qterms.sort();
+        qterms.dedup();
+        let Bm25Params { k1, b } = self.params;
+        for term in &qterms {
+            let Some(postings) = self.postings.get(term) else {
+                continue;
+            };
+            let idf = self.idf(term);
+            for (slot, &doc) in docs.iter().enumerate() {
+                let Ok(p) = postings.binary_search_by_key(&doc, |&(d, _)| d) else {
+                    continue;
+                };
+                let tf = postings[p].1 as f32;
+                let len = self.doc_len.get(doc as usize).copied().unwrap_or(0) as f32;
+                let norm = k1 * (1.0 - b + b * len / avg.max(1e-6));
+                out[slot] += idf * tf * (k1 + 1.0) / (tf + norm);
+            }
+        }
+        out
+    }
+
     /// The `k` best documents for `query`, best first; ties broken by the lower id.
     pub fn top(&self, query: &str, k: usize) -> Vec<(u32, f32)> {
         let mut scored: Vec<(u32, f32)> = self
@@ -149,5 +180,21 @@ mod tests {
         b.add(docs[1]);
         b.add(docs[2]);
         assert_eq!(a.scores("gamma beta"), b.scores("gamma beta"));
+    }
+
+    #[test]
+    fn scores_for_matches_dense_scores() {
+        let mut ix = Bm25Index::new();
+        for d in [
+            "red apple pie",
+            "green apple",
+            "blue sky",
+            "apple apple tree",
+        ] {
+            ix.add(d);
+        }
+        let dense = ix.scores("apple sky");
+        let sparse = ix.scores_for("apple sky", &[3, 0, 2, 9]);
+        assert_eq!(sparse, vec![dense[3], dense[0], dense[2], 0.0]);
     }
 }

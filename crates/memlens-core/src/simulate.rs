@@ -33,8 +33,10 @@
 use crate::cost::{shared_prefix_len, CacheModel, PriceTable};
 use crate::model::{ChunkId, Trace};
 use crate::policy::validate::{check, Violation};
-use crate::policy::{Decision, Engine, EngineOptions, EntryForm, PolicyConfig, PolicyError, Strategy};
-use crate::references::{detect, AccessGraph, EvidenceKind};
+use crate::policy::{
+    Decision, Engine, EngineOptions, EntryForm, PolicyConfig, PolicyError, Strategy,
+};
+use crate::references::{contains_evidence, detect, AccessGraph};
 use crate::tokens::{TokenCounter, REPLY_PRIMING_TOKENS};
 use serde::Serialize;
 use std::collections::HashMap;
@@ -243,8 +245,11 @@ pub fn simulate_trace(
             engine.retain(&call.input);
         }
         let decision = engine.context(None);
-        let sent: Vec<(Option<ChunkId>, u32)> =
-            decision.entries.iter().map(|e| (e.chunk, e.tokens)).collect();
+        let sent: Vec<(Option<ChunkId>, u32)> = decision
+            .entries
+            .iter()
+            .map(|e| (e.chunk, e.tokens))
+            .collect();
         let prefix = sent
             .iter()
             .zip(&previous_sent)
@@ -263,7 +268,11 @@ pub fn simulate_trace(
             .map(|&id| u64::from(trace.chunk(id).tokens))
             .sum::<u64>()
             + u64::from(REPLY_PRIMING_TOKENS);
-        let output: u64 = call.output.iter().map(|&id| u64::from(trace.chunk(id).tokens)).sum();
+        let output: u64 = call
+            .output
+            .iter()
+            .map(|&id| u64::from(trace.chunk(id).tokens))
+            .sum();
         let cost = |input: u64, cached: u64| -> Option<f64> {
             let p = price.as_ref()?;
             let (inp, out) = (p.input?, p.output?);
@@ -327,7 +336,13 @@ pub fn simulate_trace(
 }
 
 /// Evidence used by the call's output that no sent chunk carried.
-fn misses(trace: &Trace, graph: &AccessGraph, call: u32, full: &[ChunkId], d: &Decision) -> Vec<Miss> {
+fn misses(
+    trace: &Trace,
+    graph: &AccessGraph,
+    call: u32,
+    full: &[ChunkId],
+    d: &Decision,
+) -> Vec<Miss> {
     // What each sent chunk carries: its own text (None), or the text it was compressed to.
     let mut sent: HashMap<ChunkId, Option<&str>> = HashMap::new();
     for e in &d.entries {
@@ -351,10 +366,7 @@ fn misses(trace: &Trace, graph: &AccessGraph, call: u32, full: &[ChunkId], d: &D
                         None => false,
                         Some(None) => true,
                         // A compressed chunk counts only when the evidence survived.
-                        Some(Some(text)) => {
-                            g.evidence.kind == EvidenceKind::RareTerm && !text.starts_with('[')
-                                || text.contains(g.evidence.text.as_str())
-                        }
+                        Some(Some(text)) => contains_evidence(text, &g.evidence),
                     }
             })
         })
@@ -362,7 +374,11 @@ fn misses(trace: &Trace, graph: &AccessGraph, call: u32, full: &[ChunkId], d: &D
             call,
             by: trace.chunk(g.by).key.clone(),
             evidence: g.evidence.text.clone(),
-            chunks: g.chunks.iter().map(|&id| trace.chunk(id).key.clone()).collect(),
+            chunks: g
+                .chunks
+                .iter()
+                .map(|&id| trace.chunk(id).key.clone())
+                .collect(),
         })
         .collect()
 }

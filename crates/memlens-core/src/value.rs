@@ -68,7 +68,6 @@ pub const SHINGLE_WORDS: usize = 3;
 /// when many similar chunks arrive. Exact repeats are never added to buckets (the first copy stands
 /// for them all).
 const MAX_BUCKET: usize = 64;
-const NO_SLOT: u32 = u32::MAX;
 
 /// Factor weights. Negative or non-finite weights count as 0.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
@@ -445,8 +444,8 @@ struct Entry {
 pub struct ValueEngine {
     config: ValueConfig,
     entries: Vec<Entry>,
-    /// Chunk index -> slot in `entries` (`NO_SLOT` when not added).
-    slots: Vec<u32>,
+    /// Chunk -> slot in `entries`.
+    slots: std::collections::HashMap<ChunkId, u32>,
     /// MinHash signature per slot (`None` for a chunk without words).
     signatures: Vec<Option<[u32; MINHASH_HASHES]>>,
     /// Per band: band hash -> slots (earliest first, at most `MAX_BUCKET`).
@@ -469,7 +468,7 @@ impl ValueEngine {
         ValueEngine {
             config,
             entries: Vec::new(),
-            slots: Vec::new(),
+            slots: std::collections::HashMap::new(),
             signatures: Vec::new(),
             bands: vec![HashMap::new(); LSH_BANDS],
             exact: HashMap::new(),
@@ -503,25 +502,19 @@ impl ValueEngine {
     }
 
     fn slot(&self, chunk: ChunkId) -> Option<usize> {
-        match self.slots.get(chunk.index()) {
-            Some(&s) if s != NO_SLOT => Some(s as usize),
-            _ => None,
-        }
+        self.slots.get(&chunk).map(|&s| s as usize)
     }
 
     /// Adds a chunk, available from call `added_at_call` (time `time_secs`, in seconds on any
     /// fixed clock, when known). Chunk ids are added in increasing order (redundancy is measured
     /// against the chunks added before); a repeated add is ignored.
     pub fn add(&mut self, chunk: &Chunk, added_at_call: u32, time_secs: Option<f64>) {
-        let index = chunk.id.index();
         if self.slot(chunk.id).is_some() {
             return;
         }
         let slot = self.entries.len() as u32;
-        if self.slots.len() <= index {
-            self.slots.resize(index + 1, NO_SLOT);
-        }
-        self.slots[index] = slot;
+        // A map, not a vector indexed by id: ids need not be dense (live engines, native files).
+        self.slots.insert(chunk.id, slot);
 
         let analysis = analyze(&chunk.content);
         let estimate = estimate_tokens(&chunk.content);
@@ -635,10 +628,14 @@ impl ValueEngine {
     /// divided by the best candidate's, in `[0, 1]`, in the order of `candidates`. All 0 when no
     /// candidate shares a term with the query; 0 for a chunk not added.
     pub fn relevance(&self, query: &str, candidates: &[ChunkId]) -> Vec<f32> {
-        let scores = self.bm25.scores(query);
-        let raw: Vec<f32> = candidates
+        // Score only the candidates: the cost follows the context, not the whole history.
+        let slots: Vec<Option<usize>> = candidates.iter().map(|&c| self.slot(c)).collect();
+        let docs: Vec<u32> = slots.iter().flatten().map(|&s| s as u32).collect();
+        let scores = self.bm25.scores_for(query, &docs);
+        let mut next = scores.into_iter();
+        let raw: Vec<f32> = slots
             .iter()
-            .map(|&c| self.slot(c).map_or(0.0, |s| scores[s]))
+            .map(|s| s.and_then(|_| next.next()).unwrap_or(0.0))
             .collect();
         let max = raw.iter().copied().fold(0.0f32, f32::max);
         if max <= 0.0 || !max.is_finite() {
@@ -676,6 +673,37 @@ impl ValueEngine {
         now_secs: Option<f64>,
         relevance: f32,
     ) -> ChunkValue {
+        self.score_with(chunk, now_call, now_secs, relevance, true)
+    }
+
+    /// The value of each candidate, without explanations: what a policy ranking its context
+    /// every turn needs (formatting explanations would dominate the cost).
+    pub fn values(
+        &self,
+        candidates: &[ChunkId],
+        now_call: u32,
+        now_secs: Option<f64>,
+        query: Option<&str>,
+    ) -> Vec<f32> {
+        let relevance = match query {
+            Some(q) => self.relevance(q, candidates),
+            None => vec![0.0; candidates.len()],
+        };
+        candidates
+            .iter()
+            .zip(relevance)
+            .map(|(&c, r)| self.score_with(c, now_call, now_secs, r, false).value)
+            .collect()
+    }
+
+    fn score_with(
+        &self,
+        chunk: ChunkId,
+        now_call: u32,
+        now_secs: Option<f64>,
+        relevance: f32,
+        explain: bool,
+    ) -> ChunkValue {
         let Some(slot) = self.slot(chunk) else {
             return ChunkValue {
                 chunk,
@@ -694,7 +722,9 @@ impl ValueEngine {
         // Recency.
         let calls_ago = now_call.saturating_sub(e.added_at_call);
         let mut recency = decay(f64::from(calls_ago), f64::from(cfg.recency_half_life_calls));
-        let mut sentence = if calls_ago == 0 {
+        let mut sentence = if !explain {
+            String::new()
+        } else if calls_ago == 0 {
             "added at this call".to_string()
         } else {
             let hl = f64::from(cfg.recency_half_life_calls);
@@ -711,27 +741,33 @@ impl ValueEngine {
             let age = (now - t0).max(0.0);
             if age.is_finite() && hl > 0.0 && hl.is_finite() {
                 recency *= decay(age, f64::from(hl));
-                sentence += &format!(
-                    ", {} ago (half-life {})",
-                    fmt_duration(age),
-                    fmt_duration(f64::from(hl))
-                );
+                if explain {
+                    sentence += &format!(
+                        ", {} ago (half-life {})",
+                        fmt_duration(age),
+                        fmt_duration(f64::from(hl))
+                    );
+                }
             }
         }
         let recency = clamp01(recency);
-        why.push(format!("{sentence}: recency {recency:.2}"));
+        if explain {
+            why.push(format!("{sentence}: recency {recency:.2}"))
+        };
 
         // Popularity.
         let popularity = clamp01(saturate(f64::from(e.uses), f64::from(cfg.popularity_scale)));
-        why.push(if e.uses == 0 {
-            "not used by a later step yet: popularity 0".to_string()
-        } else {
-            format!(
-                "used by {} later step{}: popularity {popularity:.2}",
-                e.uses,
-                plural(u64::from(e.uses))
-            )
-        });
+        if explain {
+            why.push(if e.uses == 0 {
+                "not used by a later step yet: popularity 0".to_string()
+            } else {
+                format!(
+                    "used by {} later step{}: popularity {popularity:.2}",
+                    e.uses,
+                    plural(u64::from(e.uses))
+                )
+            })
+        };
 
         // Density.
         let per_token = f64::from(e.distinct_terms) / f64::from(e.content_tokens.max(1));
@@ -744,7 +780,8 @@ impl ValueEngine {
             0.0
         };
         let density = clamp01((term_density * e.uniqueness).sqrt());
-        why.push(format!(
+        if explain {
+            why.push(format!(
             "{} distinct informative term{} in {} {}token{}, {:.0}% repeated 3-grams: density {density:.2}",
             e.distinct_terms,
             plural(u64::from(e.distinct_terms)),
@@ -752,7 +789,8 @@ impl ValueEngine {
             if e.tokens_estimated { "estimated " } else { "" },
             plural(u64::from(e.content_tokens)),
             (1.0 - e.uniqueness) * 100.0,
-        ));
+        ))
+        };
 
         // Redundancy.
         let threshold = f64::from(cfg.redundancy_threshold);
@@ -763,7 +801,8 @@ impl ValueEngine {
             0.0
         };
         let similar_key = e.similar_to.map(|s| self.entries[s as usize].key.as_str());
-        why.push(match similar_key {
+        if explain {
+            why.push(match similar_key {
             Some(key) if redundant => format!(
                 "near-duplicate ({:.2}) of {key}: redundancy {redundancy:.2} lowers the value",
                 e.similarity
@@ -773,19 +812,24 @@ impl ValueEngine {
                 e.similarity
             ),
             None => "no near-duplicate earlier: redundancy 0".to_string(),
-        });
+        })
+        };
 
         // Category.
         let category = cfg.category_weight(e.category);
-        why.push(format!("category {}: weight {category:.2}", e.category));
+        if explain {
+            why.push(format!("category {}: weight {category:.2}", e.category))
+        };
 
         // Relevance.
         let relevance = clamp01(f64::from(relevance));
-        why.push(if relevance > 0.0 {
-            format!("relevance to the task {relevance:.2} (1 = the best match)")
-        } else {
-            "no lexical overlap with the task: relevance 0".to_string()
-        });
+        if explain {
+            why.push(if relevance > 0.0 {
+                format!("relevance to the task {relevance:.2} (1 = the best match)")
+            } else {
+                "no lexical overlap with the task: relevance 0".to_string()
+            })
+        };
 
         // Generation cost.
         let size = saturate(
@@ -797,25 +841,39 @@ impl ValueEngine {
             None => generation_cost_prior(e.category),
         };
         let generation_cost = clamp01(base * (0.5 + 0.5 * size));
-        why.push(match e.latency_ms {
-            Some(ms) => format!(
-                "took {} to produce, {} tokens: regeneration cost {generation_cost:.2}",
-                fmt_duration(ms / 1000.0),
-                e.content_tokens
-            ),
-            None => format!(
-                "{} of {} tokens: regeneration cost {generation_cost:.2}",
-                e.category, e.content_tokens
-            ),
-        });
+        if explain {
+            why.push(match e.latency_ms {
+                Some(ms) => format!(
+                    "took {} to produce, {} tokens: regeneration cost {generation_cost:.2}",
+                    fmt_duration(ms / 1000.0),
+                    e.content_tokens
+                ),
+                None => format!(
+                    "{} of {} tokens: regeneration cost {generation_cost:.2}",
+                    e.category, e.content_tokens
+                ),
+            })
+        };
 
         // Pins and labels.
         let important = e.label == Some(Label::Important);
         let pinned = if e.pinned || important { 1.0 } else { 0.0 };
         match (e.pinned, important) {
-            (true, true) => why.push("pinned and labelled important".to_string()),
-            (true, false) => why.push("pinned".to_string()),
-            (false, true) => why.push("labelled important".to_string()),
+            (true, true) => {
+                if explain {
+                    why.push("pinned and labelled important".to_string())
+                }
+            }
+            (true, false) => {
+                if explain {
+                    why.push("pinned".to_string())
+                }
+            }
+            (false, true) => {
+                if explain {
+                    why.push("labelled important".to_string())
+                }
+            }
             (false, false) => {}
         }
 
@@ -830,7 +888,9 @@ impl ValueEngine {
             pinned,
         };
         let value = if e.label == Some(Label::Useless) {
-            why.push("labelled useless: value forced to 0".to_string());
+            if explain {
+                why.push("labelled useless: value forced to 0".to_string())
+            };
             0.0
         } else {
             factors.value(&cfg.weights)

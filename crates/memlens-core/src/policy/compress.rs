@@ -34,7 +34,9 @@ fn compact_value(value: Value, rules: &JsonCompress) -> Value {
             let keep_all = rules.keep_fields.is_empty();
             Value::Object(
                 map.into_iter()
-                    .filter(|(k, v)| keep_all || rules.keep_fields.contains(k) || v.is_object() || v.is_array())
+                    .filter(|(k, v)| {
+                        keep_all || rules.keep_fields.contains(k) || v.is_object() || v.is_array()
+                    })
                     .map(|(k, v)| (k, compact_value(v, rules)))
                     // Containers emptied by the field filter carry nothing.
                     .filter(|(_, v)| keep_all || !is_empty_container(v))
@@ -123,13 +125,20 @@ mod tests {
             max_array: 10,
             max_string: 100,
         };
-        let got = compact_json(r#"[{"id": "HAT1", "price": 120, "notes": "x"}, {"misc": 1}]"#, &rules).expect("json");
+        let got = compact_json(
+            r#"[{"id": "HAT1", "price": 120, "notes": "x"}, {"misc": 1}]"#,
+            &rules,
+        )
+        .expect("json");
         assert_eq!(got, r#"[{"id":"HAT1","price":120},{}]"#);
     }
 
     #[test]
     fn markup_is_stripped() {
-        assert_eq!(strip_markup("<p>Hello   <b>world</b></p>\n\n\nok").as_deref(), Some("Hello world\nok"));
+        assert_eq!(
+            strip_markup("<p>Hello   <b>world</b></p>\n\n\nok").as_deref(),
+            Some("Hello world\nok")
+        );
         assert_eq!(strip_markup("plain"), None);
         assert_eq!(strip_markup("a < b"), None);
     }

@@ -114,25 +114,39 @@ struct Item {
     added_call: u32,
     /// Protected by category or directive pattern (fixed when added).
     pinned: bool,
+    /// Arrival order (item indices shift when dropped items are compacted away).
+    seq: u64,
 }
 
 #[derive(Debug, Clone)]
 struct Summary {
-    /// Emitted in place of the first item it covers.
-    at: usize,
+    /// Emitted before the first item added at or after this sequence number.
+    at: u64,
     tokens: u32,
     covers: Vec<ChunkId>,
     active: bool,
 }
 
 /// The policy engine. See the module docs.
+#[derive(Clone)]
 pub struct Engine {
     config: PolicyConfig,
     options: EngineOptions,
     counter: TokenCounter,
     patterns: Vec<Regex>,
+    /// Live items in arrival order. Dropped and gone items are compacted away after each call
+    /// (unless the strategy may bring them back), so per-call work follows the context, not the
+    /// history.
     items: Vec<Item>,
+    /// Chunk -> position in `items`, for the items still there.
     index: HashMap<ChunkId, usize>,
+    /// Every chunk ever added.
+    seen: std::collections::HashSet<ChunkId>,
+    /// BM25 document id -> chunk.
+    doc_chunk: Vec<ChunkId>,
+    next_seq: u64,
+    /// Tokens of dropped items compacted away (still part of "keeping everything").
+    compacted_tokens: u64,
     unit_of_call_id: HashMap<String, u32>,
     units: u32,
     messages: u32,
@@ -143,6 +157,9 @@ pub struct Engine {
     newest_user: Option<u32>,
     value: ValueEngine,
     detector: Detector,
+    /// Output chunks of the current agent message, detected together on the next non-output
+    /// chunk or call.
+    pending_outputs: Vec<Chunk>,
     bm25: Bm25Index,
     summaries: Vec<Summary>,
     /// For the oracle: calls at which each chunk will be used, ascending.
@@ -194,6 +211,10 @@ impl Engine {
             patterns,
             items: Vec::new(),
             index: HashMap::new(),
+            seen: std::collections::HashSet::new(),
+            doc_chunk: Vec::new(),
+            next_seq: 0,
+            compacted_tokens: 0,
             unit_of_call_id: HashMap::new(),
             units: 0,
             messages: 0,
@@ -201,6 +222,7 @@ impl Engine {
             call: 0,
             newest_user: None,
             detector: Detector::new(),
+            pending_outputs: Vec::new(),
             bm25: Bm25Index::new(),
             summaries: Vec::new(),
             future: HashMap::new(),
@@ -229,13 +251,13 @@ impl Engine {
 
     /// True when the chunk was added.
     pub fn contains(&self, chunk: ChunkId) -> bool {
-        self.index.contains_key(&chunk)
+        self.seen.contains(&chunk)
     }
 
     /// Adds a chunk (a new memory item). Chunks of one message are added together, the first with
     /// `starts_message`. Adding a chunk id twice is ignored.
     pub fn add(&mut self, chunk: &Chunk) {
-        if self.index.contains_key(&chunk.id) {
+        if !self.seen.insert(chunk.id) {
             return;
         }
         if chunk.starts_message || self.items.is_empty() {
@@ -272,15 +294,18 @@ impl Engine {
             || (matches!(chunk.category, Category::User | Category::Preference)
                 && self.patterns.iter().any(|p| p.is_match(&chunk.content)));
         // Outputs of the agent reveal which earlier chunks it used: that is popularity.
+        // One message's output chunks are detected together, so they never count as using
+        // each other.
         if matches!(
             chunk.category,
             Category::Assistant | Category::ToolCall | Category::Reasoning
         ) {
-            let call = self.call.saturating_sub(1);
-            for r in self.detector.outputs(call, &[chunk]) {
-                self.value.record_use(r.used);
+            if chunk.starts_message {
+                self.flush_outputs();
             }
+            self.pending_outputs.push(chunk.clone());
         } else {
+            self.flush_outputs();
             self.detector.observe(chunk);
         }
         if chunk.category == Category::User {
@@ -288,8 +313,10 @@ impl Engine {
         }
         self.value.add(chunk, self.call, None);
         let doc = self.bm25.add(&chunk.content);
-        debug_assert_eq!(doc as usize, self.items.len());
+        debug_assert_eq!(doc as usize, self.doc_chunk.len());
+        self.doc_chunk.push(chunk.id);
         self.index.insert(chunk.id, self.items.len());
+        self.next_seq += 1;
         self.items.push(Item {
             chunk: chunk.clone(),
             tokens: chunk.tokens,
@@ -299,7 +326,21 @@ impl Engine {
             message,
             added_call: self.call,
             pinned,
+            seq: self.next_seq - 1,
         });
+    }
+
+    /// Runs the reference detector on the buffered output chunks of the last agent message: the
+    /// earlier chunks they used gain popularity.
+    fn flush_outputs(&mut self) {
+        if self.pending_outputs.is_empty() {
+            return;
+        }
+        let outputs = std::mem::take(&mut self.pending_outputs);
+        let refs: Vec<&Chunk> = outputs.iter().collect();
+        for r in self.detector.outputs(self.call.saturating_sub(1), &refs) {
+            self.value.record_use(r.used);
+        }
     }
 
     fn new_unit(&mut self) -> u32 {
@@ -335,6 +376,7 @@ impl Engine {
     /// Decides the context for the next call. `query` is the current query (the newest user
     /// message when `None`).
     pub fn context(&mut self, query: Option<&str>) -> Decision {
+        self.flush_outputs();
         let mut d = Decision {
             call: self.call,
             entries: Vec::new(),
@@ -379,6 +421,7 @@ impl Engine {
         }
         self.emit(&mut d);
         d.over_budget = d.tokens > u64::from(budget);
+        self.compact();
         self.call += 1;
         d
     }
@@ -482,7 +525,13 @@ impl Engine {
     }
 
     /// Replaces an item's text when that saves tokens; returns the tokens saved.
-    fn set_compressed(&mut self, i: usize, kind: CompressKind, text: String, d: &mut Decision) -> u64 {
+    fn set_compressed(
+        &mut self,
+        i: usize,
+        kind: CompressKind,
+        text: String,
+        d: &mut Decision,
+    ) -> u64 {
         let framing = self.items[i]
             .chunk
             .tokens
@@ -504,8 +553,7 @@ impl Engine {
         if let Some(max_age) = self.config.max_age_calls {
             for (_, members) in self.active_units() {
                 let oldest = members.iter().map(|&i| self.items[i].added_call).min();
-                if oldest.is_some_and(|a| a + max_age < self.call)
-                    && !self.unit_protected(&members)
+                if oldest.is_some_and(|a| a + max_age < self.call) && !self.unit_protected(&members)
                 {
                     let _ = self.evict_unit(&members, d);
                 }
@@ -574,18 +622,22 @@ impl Engine {
                     .iter()
                     .flat_map(|(_, m)| m.iter().map(|&i| self.items[i].chunk.id))
                     .collect();
-                let values = self
-                    .value
-                    .score_all(&ids, self.call, None, Some(query).filter(|q| !q.is_empty()));
-                let by_chunk: HashMap<ChunkId, f32> =
-                    values.iter().map(|v| (v.chunk, v.value)).collect();
+                let values =
+                    self.value
+                        .values(&ids, self.call, None, Some(query).filter(|q| !q.is_empty()));
+                let by_chunk: HashMap<ChunkId, f32> = ids.iter().copied().zip(values).collect();
                 let mut keyed: Vec<(f32, usize, (u32, Vec<usize>))> = units
                     .into_iter()
                     .enumerate()
                     .map(|(pos, (u, m))| {
                         let value: f32 = m
                             .iter()
-                            .map(|&i| by_chunk.get(&self.items[i].chunk.id).copied().unwrap_or(0.0))
+                            .map(|&i| {
+                                by_chunk
+                                    .get(&self.items[i].chunk.id)
+                                    .copied()
+                                    .unwrap_or(0.0)
+                            })
                             .sum();
                         let tokens: u32 = m.iter().map(|&i| self.items[i].tokens).sum();
                         (value / tokens.max(1) as f32, pos, (u, m))
@@ -627,7 +679,11 @@ impl Engine {
                 units[k].1.push(i);
             }
         }
-        let was_active: Vec<bool> = self.items.iter().map(|it| it.status == Status::Active).collect();
+        let was_active: Vec<bool> = self
+            .items
+            .iter()
+            .map(|it| it.status == Status::Active)
+            .collect();
         // (rank, next use, tokens, position): protected 0, used now 1, used later 2, never 3.
         let mut ranked: Vec<(u8, u32, u64, usize)> = units
             .iter()
@@ -649,7 +705,11 @@ impl Engine {
             .collect();
         ranked.sort_by(|a, b| {
             a.0.cmp(&b.0)
-                .then(if a.0 == 1 { a.2.cmp(&b.2) } else { a.1.cmp(&b.1) })
+                .then(if a.0 == 1 {
+                    a.2.cmp(&b.2)
+                } else {
+                    a.1.cmp(&b.1)
+                })
                 .then(a.3.cmp(&b.3))
         });
         let mut total = u64::from(REPLY_PRIMING_TOKENS);
@@ -665,12 +725,22 @@ impl Engine {
         }
         // The context must start on a user message: bring the user turn that precedes the first
         // kept unit, when it fits (otherwise `start_on_user` drops the leading units).
-        let is_user = |e: &Engine, m: &[usize]| m.iter().any(|&i| e.items[i].chunk.category == Category::User);
-        let is_system = |e: &Engine, m: &[usize]| m.iter().all(|&i| e.items[i].chunk.category == Category::System);
+        let is_user = |e: &Engine, m: &[usize]| {
+            m.iter()
+                .any(|&i| e.items[i].chunk.category == Category::User)
+        };
+        let is_system = |e: &Engine, m: &[usize]| {
+            m.iter()
+                .all(|&i| e.items[i].chunk.category == Category::System)
+        };
         if let Some(first) = (0..units.len()).find(|&k| keep[k] && !is_system(self, &units[k].1)) {
             if !is_user(self, &units[first].1) {
                 if let Some(u) = (0..first).rev().find(|&k| is_user(self, &units[k].1)) {
-                    let tokens: u64 = units[u].1.iter().map(|&i| u64::from(self.items[i].tokens)).sum();
+                    let tokens: u64 = units[u]
+                        .1
+                        .iter()
+                        .map(|&i| u64::from(self.items[i].tokens))
+                        .sum();
                     if total + tokens <= u64::from(self.options.budget) {
                         keep[u] = true;
                     }
@@ -679,7 +749,11 @@ impl Engine {
         }
         for (k, (_, members)) in units.iter().enumerate() {
             for &i in members {
-                self.items[i].status = if keep[k] { Status::Active } else { Status::Dropped };
+                self.items[i].status = if keep[k] {
+                    Status::Active
+                } else {
+                    Status::Dropped
+                };
                 if was_active[i] && !keep[k] {
                     d.evicted.push(self.items[i].chunk.id);
                 }
@@ -768,7 +842,8 @@ impl Engine {
                 return self.set_compressed(i, CompressKind::Dedupe, text, d);
             }
         }
-        if let (Some(json), Category::ToolResult | Category::ToolCall) = (&rules.json, it.chunk.category)
+        if let (Some(json), Category::ToolResult | Category::ToolCall) =
+            (&rules.json, it.chunk.category)
         {
             if let Some(text) = compact_json(content, json) {
                 return self.set_compressed(i, CompressKind::Json, text, d);
@@ -804,7 +879,7 @@ impl Engine {
         }
         d.summary_cost_usd += cost;
         self.summaries.push(Summary {
-            at: first,
+            at: self.items[first].seq,
             tokens: summary_tokens,
             covers: items.iter().map(|&i| self.items[i].chunk.id).collect(),
             active: true,
@@ -845,8 +920,9 @@ impl Engine {
         let mut candidates: Vec<(f32, usize)> = scores
             .into_iter()
             .enumerate()
-            .filter(|(i, s)| *s > 0.0 && self.items[*i].status == Status::Archived)
-            .map(|(i, s)| (s, i))
+            .filter(|(_, s)| *s > 0.0)
+            .filter_map(|(doc, s)| Some((s, *self.index.get(&self.doc_chunk[doc])?)))
+            .filter(|(_, i)| self.items[*i].status == Status::Archived)
             .collect();
         candidates.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         let mut total = self.active_tokens();
@@ -867,7 +943,10 @@ impl Engine {
             let members: Vec<usize> = (0..self.items.len())
                 .filter(|&j| self.items[j].unit == unit && self.items[j].status == Status::Archived)
                 .collect();
-            let tokens: u64 = members.iter().map(|&j| u64::from(self.items[j].tokens)).sum();
+            let tokens: u64 = members
+                .iter()
+                .map(|&j| u64::from(self.items[j].tokens))
+                .sum();
             if total + tokens > u64::from(self.options.budget) {
                 continue;
             }
@@ -880,7 +959,8 @@ impl Engine {
             }
             total += tokens;
             taken_units.push(unit);
-            d.retrieved.extend(members.iter().map(|&j| self.items[j].chunk.id));
+            d.retrieved
+                .extend(members.iter().map(|&j| self.items[j].chunk.id));
         }
     }
 
@@ -920,7 +1000,11 @@ impl Engine {
             if !keep && it.status == Status::Active {
                 d.evicted.push(it.chunk.id);
             }
-            it.status = if keep { Status::Active } else { Status::Dropped };
+            it.status = if keep {
+                Status::Active
+            } else {
+                Status::Dropped
+            };
         }
     }
 
@@ -930,7 +1014,8 @@ impl Engine {
     /// human one. Stateless.
     fn langchain_trim(&mut self, d: &mut Decision) {
         let lc = self.config.langchain.clone();
-        let mut room = u64::from(self.options.budget).saturating_sub(u64::from(REPLY_PRIMING_TOKENS));
+        let mut room =
+            u64::from(self.options.budget).saturating_sub(u64::from(REPLY_PRIMING_TOKENS));
         if lc.include_system {
             room = room.saturating_sub(self.system_tokens());
         }
@@ -974,7 +1059,11 @@ impl Engine {
             if !keep && self.items[i].status == Status::Active {
                 d.evicted.push(self.items[i].chunk.id);
             }
-            self.items[i].status = if keep { Status::Active } else { Status::Dropped };
+            self.items[i].status = if keep {
+                Status::Active
+            } else {
+                Status::Dropped
+            };
         }
     }
 
@@ -1015,7 +1104,14 @@ impl Engine {
         let placeholder_tokens = self.counter.count(&cfg.placeholder);
         let gain: u64 = clearable
             .iter()
-            .map(|&i| u64::from(self.items[i].chunk.content_tokens.saturating_sub(placeholder_tokens)))
+            .map(|&i| {
+                u64::from(
+                    self.items[i]
+                        .chunk
+                        .content_tokens
+                        .saturating_sub(placeholder_tokens),
+                )
+            })
             .sum();
         if clearable.is_empty() || gain < u64::from(cfg.clear_at_least) {
             return;
@@ -1045,7 +1141,11 @@ impl Engine {
     /// not the memory's. Stateful.
     fn llamaindex_flush(&mut self, d: &mut Decision) {
         let cfg = self.config.llamaindex.clone();
-        let limit = if cfg.token_limit == 0 { self.options.budget } else { cfg.token_limit };
+        let limit = if cfg.token_limit == 0 {
+            self.options.budget
+        } else {
+            cfg.token_limit
+        };
         let history_limit = limit as f64 * f64::from(cfg.chat_history_token_ratio);
         // Active messages, oldest first: (message id, tokens, is a user message).
         let mut queue: std::collections::VecDeque<(u32, u64, bool)> = self
@@ -1059,7 +1159,9 @@ impl Engine {
             .map(|(m, t, c)| (m, t, c == Category::User))
             .collect();
         let flush_size = u64::from(cfg.token_flush_size);
-        let tokens = |q: &std::collections::VecDeque<(u32, u64, bool)>| q.iter().map(|x| x.1).sum::<u64>() as f64;
+        let tokens = |q: &std::collections::VecDeque<(u32, u64, bool)>| {
+            q.iter().map(|x| x.1).sum::<u64>() as f64
+        };
         let mut flushed_all: std::collections::HashSet<u32> = std::collections::HashSet::new();
         while tokens(&queue) > history_limit {
             if queue.len() <= 1 {
@@ -1141,10 +1243,19 @@ impl Engine {
                 .filter(|&i| self.active(i) && chosen.contains(&self.items[i].message))
                 .filter(|&i| self.items[i].chunk.category != Category::System)
                 .collect();
-            if items.len() == self.items.iter().filter(|it| it.status == Status::Active && it.chunk.category != Category::System).count() {
+            if items.len()
+                == self
+                    .items
+                    .iter()
+                    .filter(|it| {
+                        it.status == Status::Active && it.chunk.category != Category::System
+                    })
+                    .count()
+            {
                 break;
             }
-            let mut covered_tokens: u64 = items.iter().map(|&i| u64::from(self.items[i].tokens)).sum();
+            let mut covered_tokens: u64 =
+                items.iter().map(|&i| u64::from(self.items[i].tokens)).sum();
             let mut covers: Vec<ChunkId> = Vec::new();
             for s in self.summaries.iter_mut().filter(|s| s.active) {
                 s.active = false;
@@ -1156,11 +1267,17 @@ impl Engine {
                 d.evicted.push(self.items[i].chunk.id);
                 covers.push(self.items[i].chunk.id);
             }
-            let summary_tokens = ((covered_tokens as f64 * f64::from(model.ratio)).ceil() as u32).max(1);
+            let summary_tokens =
+                ((covered_tokens as f64 * f64::from(model.ratio)).ceil() as u32).max(1);
             d.summary_cost_usd += (covered_tokens as f64 * model.input_usd_per_mtok
                 + f64::from(summary_tokens) * model.output_usd_per_mtok)
                 / 1e6;
-            let at = self.summaries.first().map_or(items[0], |s| s.at.min(items[0]));
+            let at = self
+                .summaries
+                .first()
+                .map_or(self.items[items[0]].seq, |s| {
+                    s.at.min(self.items[items[0]].seq)
+                });
             covers.sort();
             self.summaries.push(Summary {
                 at,
@@ -1177,17 +1294,21 @@ impl Engine {
         let retrieved: std::collections::HashSet<ChunkId> = d.retrieved.iter().copied().collect();
         let mut tokens = u64::from(REPLY_PRIMING_TOKENS);
         let mut full = u64::from(REPLY_PRIMING_TOKENS);
-        for (i, it) in self.items.iter().enumerate() {
-            for s in self.summaries.iter().filter(|s| s.active && s.at == i) {
+        let mut summaries: Vec<&Summary> = self.summaries.iter().filter(|s| s.active).collect();
+        summaries.sort_by_key(|s| s.at);
+        let mut pending = summaries.into_iter().peekable();
+        let summary_entry = |s: &Summary| ContextEntry {
+            chunk: None,
+            tokens: s.tokens,
+            form: EntryForm::Summary {
+                covers: s.covers.clone(),
+            },
+            text: None,
+        };
+        for it in &self.items {
+            while let Some(s) = pending.next_if(|s| s.at <= it.seq) {
                 tokens += u64::from(s.tokens);
-                d.entries.push(ContextEntry {
-                    chunk: None,
-                    tokens: s.tokens,
-                    form: EntryForm::Summary {
-                        covers: s.covers.clone(),
-                    },
-                    text: None,
-                });
+                d.entries.push(summary_entry(s));
             }
             if it.status == Status::Gone {
                 continue;
@@ -1198,9 +1319,10 @@ impl Engine {
                 (Status::Active, Some((kind, text))) => {
                     (EntryForm::Compressed { kind: *kind }, Some(text.clone()))
                 }
-                (Status::Archived, _) if retrieved.contains(&it.chunk.id) => {
-                    (EntryForm::Retrieved, it.compressed.as_ref().map(|c| c.1.clone()))
-                }
+                (Status::Archived, _) if retrieved.contains(&it.chunk.id) => (
+                    EntryForm::Retrieved,
+                    it.compressed.as_ref().map(|c| c.1.clone()),
+                ),
                 _ => continue,
             };
             tokens += u64::from(it.tokens);
@@ -1211,8 +1333,44 @@ impl Engine {
                 text,
             });
         }
+        for s in pending {
+            tokens += u64::from(s.tokens);
+            d.entries.push(summary_entry(s));
+        }
         d.tokens = tokens;
-        d.full_tokens = full;
+        // Items compacted away earlier still count for keeping everything.
+        d.full_tokens = full + self.compacted_tokens;
+    }
+
+    /// Removes items that cannot come back (dropped, for strategies that never restore; gone,
+    /// always) and rebuilds the index.
+    fn compact(&mut self) {
+        let restores = matches!(
+            self.config.strategy,
+            Strategy::LangchainTrim | Strategy::OpenaiKeepLastN | Strategy::Oracle
+        );
+        let before = self.items.len();
+        let mut freed = 0u64;
+        self.items.retain(|it| {
+            let keep = match it.status {
+                Status::Gone => false,
+                Status::Dropped => restores,
+                Status::Active | Status::Archived => true,
+            };
+            if !keep && it.status == Status::Dropped {
+                freed += u64::from(it.chunk.tokens);
+            }
+            keep
+        });
+        self.compacted_tokens += freed;
+        if self.items.len() != before {
+            self.index = self
+                .items
+                .iter()
+                .enumerate()
+                .map(|(i, it)| (it.chunk.id, i))
+                .collect();
+        }
     }
 
     /// Whether the engine's strategy is one MemLens owns (repaired to keep every invariant).

@@ -35,7 +35,11 @@ pub enum Violation {
 }
 
 /// Checks a decision against the chunks that were live (`full`, in order).
-pub fn check<'a>(chunk: impl Fn(ChunkId) -> &'a Chunk, full: &[ChunkId], decision: &Decision) -> Vec<Violation> {
+pub fn check<'a>(
+    chunk: impl Fn(ChunkId) -> &'a Chunk,
+    full: &[ChunkId],
+    decision: &Decision,
+) -> Vec<Violation> {
     let sent: HashSet<ChunkId> = decision.chunk_ids().collect();
     let mut out = Vec::new();
     let mut calls: HashMap<&str, bool> = HashMap::new();
@@ -72,7 +76,11 @@ pub fn check<'a>(chunk: impl Fn(ChunkId) -> &'a Chunk, full: &[ChunkId], decisio
         .filter_map(|(id, in_call)| results.get(id).filter(|r| *r != in_call).map(|_| *id))
         .collect();
     split.sort_unstable();
-    out.extend(split.into_iter().map(|id| Violation::ToolPairSplit { id: id.to_string() }));
+    out.extend(
+        split
+            .into_iter()
+            .map(|id| Violation::ToolPairSplit { id: id.to_string() }),
+    );
     if let Some(m) = newest_user {
         for (k, &id) in full.iter().enumerate() {
             let c = chunk(id);
@@ -83,15 +91,15 @@ pub fn check<'a>(chunk: impl Fn(ChunkId) -> &'a Chunk, full: &[ChunkId], decisio
             }
         }
     }
-    let first = decision
-        .entries
-        .iter()
-        .find(|e| match e.chunk {
-            Some(id) => chunk(id).category != Category::System,
-            None => true,
-        });
+    let first = decision.entries.iter().find(|e| match e.chunk {
+        Some(id) => chunk(id).category != Category::System,
+        None => true,
+    });
     // The recorded agent's own first message (after system) is not the policy's doing.
-    let original_first = full.iter().copied().find(|&id| chunk(id).category != Category::System);
+    let original_first = full
+        .iter()
+        .copied()
+        .find(|&id| chunk(id).category != Category::System);
     let has_user = newest_user.is_some();
     if let Some(e) = first.filter(|_| has_user) {
         let starts_user = match (&e.form, e.chunk) {
