@@ -215,3 +215,121 @@ fn policies_parse_from_json_and_toml() {
     )
     .is_err());
 }
+
+fn shared(rel: &str) -> Vec<Trace> {
+    let path = crate::root().join("../shared/data").join(rel);
+    let mut r = crate::import_path(&path).expect("real data imports");
+    for t in &mut r.traces {
+        // tau-bench does not name its model; it is gpt-4o.
+        if t.model.is_none() && rel.contains("tau-bench") {
+            t.model = Some("gpt-4o".into());
+        }
+    }
+    r.traces
+}
+
+/// FNV-1a: a hash that is the same on every platform and Rust version.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+#[test]
+fn tau_bench_replays_are_deterministic_and_memlens_policies_keep_every_invariant() {
+    let traces = shared("traces/tau-bench-gpt-4o-airline.json");
+    let prices = PriceTable::builtin();
+    let mut table = String::from(
+        "policy                      budget    sent     saved%  misses violations over\n",
+    );
+    for name in memlens_core::policy::BUILTIN {
+        let policy = PolicyConfig::builtin(name).expect("built-in");
+        let a = simulate(&traces, &policy, 4000, &prices).expect("simulates");
+        let b = simulate(&traces, &policy, 4000, &prices).expect("simulates");
+        let (ja, jb) = (
+            serde_json::to_vec(&a).expect("json"),
+            serde_json::to_vec(&b).expect("json"),
+        );
+        assert_eq!(fnv1a(&ja), fnv1a(&jb), "{name}: two replays differ");
+        let t = &a.totals;
+        assert_eq!(t.calls, 2454);
+        if [
+            "keep-all",
+            "window",
+            "value",
+            "value-compress",
+            "value-offload",
+            "oracle",
+        ]
+        .contains(name)
+        {
+            assert_eq!(t.violations, 0, "{name}");
+        }
+        if *name == "keep-all" {
+            assert_eq!(t.saved_tokens, 0);
+            assert_eq!(t.misses, 0);
+        }
+        table.push_str(&format!(
+            "{:<27} {:>6} {:>9} {:>6.1} {:>7} {:>10} {:>5}\n",
+            name,
+            a.budget,
+            t.input_tokens,
+            t.saved_tokens as f64 * 100.0 / t.full_input_tokens as f64,
+            t.misses,
+            t.violations,
+            t.over_budget_calls
+        ));
+    }
+    // What each policy does on the real file: a change in any of them shows here.
+    insta::assert_snapshot!(table);
+}
+
+#[test]
+fn locomo_replays_under_memlens_policies_keep_every_invariant() {
+    let traces = shared("locomo/locomo10.json");
+    for name in ["window", "value", "value-offload", "oracle"] {
+        let policy = PolicyConfig::builtin(name).expect("built-in");
+        let r = simulate(&traces, &policy, 2000, &PriceTable::builtin()).expect("simulates");
+        assert_eq!(r.totals.calls, 2931);
+        assert_eq!(r.totals.violations, 0, "{name}");
+        assert!(r.totals.saved_tokens > 0, "{name}");
+    }
+}
+
+#[test]
+fn a_live_engine_fed_message_by_message_decides_like_the_replay() {
+    let traces = shared("traces/tau-bench-gpt-4o-airline.json");
+    let prices = PriceTable::builtin();
+    for name in ["window", "value", "value-compress", "value-offload"] {
+        let policy = PolicyConfig::builtin(name).expect("built-in");
+        let replay = simulate(&traces[..20], &policy, 3000, &prices).expect("simulates");
+        for (trace, sim) in traces[..20].iter().zip(&replay.traces) {
+            // A live agent: messages arrive one by one; before each assistant message it asks
+            // for the context.
+            let mut engine = Engine::new(
+                policy.clone(),
+                EngineOptions {
+                    budget: 3000,
+                    input_usd_per_mtok: Some(2.5),
+                },
+                TokenCounter::for_model(Some("gpt-4o")),
+            )
+            .expect("engine");
+            let mut sent = Vec::new();
+            let mut next_call = 0;
+            for chunk in &trace.chunks {
+                let is_output = trace
+                    .calls
+                    .get(next_call)
+                    .is_some_and(|c| c.output.first() == Some(&chunk.id));
+                if is_output {
+                    sent.push(engine.context(None).tokens);
+                    next_call += 1;
+                }
+                engine.add(chunk);
+            }
+            let replayed: Vec<u64> = sim.calls.iter().map(|c| c.input_tokens).collect();
+            assert_eq!(sent, replayed, "{name} on {}", trace.id);
+        }
+    }
+}

@@ -4,6 +4,7 @@
 //! ```text
 //! memlens-bench FILE [RUNS]      # import + tokenize timings
 //! memlens-bench --memory FILE    # peak resident memory of one import + summary (Linux)
+//! memlens-bench --engine POLICY HISTORY   # per-turn cost of the policy engine (add + context)
 //! ```
 
 use memlens_core::tokens::TokenCounter;
@@ -15,6 +16,17 @@ fn main() -> Result<(), String> {
     let mut path = args
         .next()
         .ok_or("usage: memlens-bench FILE [RUNS] | --memory FILE")?;
+    if path == "--engine" {
+        let policy = args
+            .next()
+            .ok_or("usage: memlens-bench --engine POLICY HISTORY")?;
+        let history: u32 = args
+            .next()
+            .ok_or("usage: memlens-bench --engine POLICY HISTORY")?
+            .parse()
+            .map_err(|e| format!("HISTORY: {e}"))?;
+        return engine_turns(&policy, history);
+    }
     if path == "--memory" {
         path = args.next().ok_or("usage: memlens-bench --memory FILE")?;
         return peak_memory(&path);
@@ -77,6 +89,78 @@ fn peak_memory(path: &str) -> Result<(), String> {
         bytes.len(),
         summaries.len(),
         hwm_kb * 1024
+    );
+    Ok(())
+}
+
+/// The synthetic conversation `scripts/bench_engine.py` builds too: a user turn, an assistant
+/// turn, and every fourth turn a tool call with its result. Counted with o200k like a real trace.
+fn synthetic(i: u32) -> memlens_core::Chunk {
+    use memlens_core::{Category, Chunk, ChunkId, ChunkMeta};
+    let (category, role, content) = match i % 8 {
+        0 | 4 => (Category::User, "user", format!("Customer message {i}: my order ORD{i} has not arrived, please check.")),
+        5 => (Category::ToolCall, "assistant", format!("{{\"order_id\": \"ORD{}\"}}", i - 1)),
+        6 => (Category::ToolResult, "tool", format!("{{\"order_id\": \"ORD{}\", \"status\": \"in transit\", \"eta\": \"2025-03-{:02}\"}}", i - 2, i % 28 + 1)),
+        _ => (Category::Assistant, "assistant", format!("Order ORD{} is in transit and should arrive soon (turn {i}).", i.saturating_sub(1))),
+    };
+    let tool = matches!(category, Category::ToolCall | Category::ToolResult);
+    let counter = TokenCounter::for_model(Some("gpt-4o"));
+    let content_tokens = counter.count(&content);
+    Chunk {
+        id: ChunkId(i + 1),
+        key: format!("m{i}"),
+        category,
+        tokens: content_tokens + 4,
+        content_tokens,
+        content,
+        starts_message: true,
+        meta: ChunkMeta {
+            role: Some(role.into()),
+            tool_call_id: tool.then(|| format!("call_{}", i - i % 8)),
+            tool_name: tool.then(|| "lookup_order".to_string()),
+            ..ChunkMeta::default()
+        },
+    }
+}
+
+/// Per-turn cost of `add` + `context` with `history` messages already in the pool, budget 8,000:
+/// prints one JSON line with the median over 200 turns, in microseconds.
+fn engine_turns(policy: &str, history: u32) -> Result<(), String> {
+    use memlens_core::policy::{Engine, EngineOptions, PolicyConfig};
+    let config = PolicyConfig::builtin(policy).map_err(|e| e.to_string())?;
+    let mut engine = Engine::new(
+        config,
+        EngineOptions {
+            budget: 8000,
+            input_usd_per_mtok: Some(2.5),
+        },
+        TokenCounter::for_model(Some("gpt-4o")),
+    )
+    .map_err(|e| e.to_string())?;
+    let mut system = synthetic(0);
+    system.id = memlens_core::ChunkId(0);
+    system.category = memlens_core::Category::System;
+    system.content = "You are a support agent for Acme. Be brief.".into();
+    engine.add(&system);
+    for i in 1..=history {
+        engine.add(&synthetic(i));
+        if i % 2 == 0 {
+            let _ = engine.context(None);
+        }
+    }
+    let turns: Vec<memlens_core::Chunk> = (history + 1..=history + 200).map(synthetic).collect();
+    let mut times = Vec::with_capacity(turns.len());
+    for chunk in &turns {
+        let start = Instant::now();
+        engine.add(chunk);
+        let d = engine.context(None);
+        times.push(start.elapsed().as_secs_f64() * 1e6);
+        std::hint::black_box(d.tokens);
+    }
+    times.sort_by(f64::total_cmp);
+    println!(
+        "{{\"policy\":\"{policy}\",\"history\":{history},\"median_us\":{}}}",
+        times[times.len() / 2]
     );
     Ok(())
 }

@@ -120,8 +120,8 @@ fn conversation(
             .into_iter()
             .flatten()
             .filter_map(Value::as_str)
-            // A few evidence entries list several ids in one string ("D8:6; D9:17").
-            .flat_map(|s| s.split([';', ',']).map(str::trim).filter(|s| !s.is_empty()))
+            // A few evidence entries list several ids in one string ("D8:6; D9:17", "D9:1 D4:4").
+            .flat_map(|s| s.split([';', ',']).flat_map(str::split_whitespace))
             .map(str::to_string)
             .collect();
         b.push_probe(Probe {
