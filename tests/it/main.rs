@@ -7,6 +7,7 @@ mod policies;
 mod properties;
 mod real_data;
 mod references;
+mod value;
 
 use memlens_core::Trace;
 use memlens_import::{import, Import, ImportError, ImportOptions};

@@ -151,3 +151,131 @@ fn convert_writes_the_native_format() {
     assert_eq!(v["traces"][0]["format"], "openai");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn simulate_json_has_the_documented_totals() {
+    let o = memlens(&[
+        "simulate",
+        "openai/messages-object.json",
+        "--policy",
+        "window",
+        "--budget",
+        "40",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(v["policy"], "window");
+    assert_eq!(v["budget"], 40);
+    for key in [
+        "input_tokens",
+        "full_input_tokens",
+        "saved_tokens",
+        "cost_usd",
+        "full_cost_usd",
+        "misses",
+        "violations",
+        "over_budget_calls",
+    ] {
+        assert!(v["totals"].get(key).is_some(), "missing totals.{key}");
+    }
+    assert_eq!(v["totals"]["violations"], 0);
+    assert!(v["totals"]["saved_tokens"].as_i64().is_some_and(|s| s > 0));
+    assert_eq!(v["traces"][0]["calls"].as_array().map(Vec::len), Some(2));
+}
+
+#[test]
+fn policies_come_from_files_in_json_or_toml_and_bad_ones_are_one_line_errors() {
+    let dir = std::env::temp_dir().join(format!("memlens-policy-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let toml = dir.join("tight.toml");
+    std::fs::write(&toml, "strategy = \"window\"\nbudget = 40\n").expect("write");
+    let o = memlens(&[
+        "simulate",
+        "openai/messages-object.json",
+        "--policy",
+        toml.to_str().expect("utf-8"),
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(v["policy"], "tight");
+    assert_eq!(v["budget"], 40);
+
+    let bad = dir.join("bad.json");
+    std::fs::write(&bad, "{\"strategy\": \"nope\"}").expect("write");
+    let o = memlens(&[
+        "simulate",
+        "openai/messages-object.json",
+        "--policy",
+        bad.to_str().expect("utf-8"),
+        "--budget",
+        "100",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("invalid policy (json)"), "{err}");
+
+    let o = memlens(&[
+        "simulate",
+        "openai/messages-object.json",
+        "--policy",
+        "no-such-policy",
+        "--budget",
+        "100",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("built-in policies"));
+    let o = memlens(&[
+        "simulate",
+        "openai/messages-object.json",
+        "--policy",
+        "window",
+    ]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--budget"));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn compare_and_sweep_give_one_row_per_policy_and_budget() {
+    let o = memlens(&[
+        "compare",
+        "tau-bench/two-trajectories.json",
+        "--model",
+        "gpt-4o",
+        "--budget",
+        "150",
+        "--json",
+    ]);
+    assert!(o.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    let rows = v["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), memlens_core_builtin_count());
+    let o = memlens(&[
+        "sweep",
+        "tau-bench/two-trajectories.json",
+        "--policy",
+        "value",
+        "--budgets",
+        "100,200,400",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    let budgets: Vec<u64> = v["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .filter_map(|r| r["budget"].as_u64())
+        .collect();
+    assert_eq!(budgets, vec![100, 200, 400]);
+    let o = memlens(&["policies", "value-offload"]);
+    let p: serde_json::Value = serde_json::from_slice(&o.stdout).expect("policy JSON");
+    assert!(p["offload"].is_object());
+}
+
+/// The default `compare` list: every built-in policy but `value-offload`.
+fn memlens_core_builtin_count() -> usize {
+    let o = memlens(&["policies"]);
+    String::from_utf8_lossy(&o.stdout).lines().count() - 1
+}
