@@ -1,5 +1,6 @@
 //! The human-readable `inspect` report.
 
+use crate::fmt::{truncate, usd};
 use memlens_core::report::{TopChunk, TraceSummary};
 use memlens_core::Category;
 use memlens_import::Import;
@@ -7,16 +8,6 @@ use std::collections::BTreeMap;
 
 /// How many traces get a row of their own before the total.
 const TRACE_ROWS: usize = 20;
-
-fn usd(v: Option<f64>) -> String {
-    match v {
-        Some(x) if x >= 0.01 => format!("${x:.2}"),
-        Some(x) if x >= 0.0001 => format!("${x:.4}"),
-        Some(x) if x > 0.0 => "<$0.0001".to_string(),
-        Some(_) => "$0".to_string(),
-        None => "unpriced".to_string(),
-    }
-}
 
 fn opt(v: Option<u64>) -> String {
     v.map_or_else(|| "-".to_string(), |n| n.to_string())
@@ -170,14 +161,4 @@ pub fn print_file(name: &str, result: &Import, summaries: &[TraceSummary], top: 
         );
     }
     println!();
-}
-
-fn truncate(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        s.to_string()
-    } else {
-        let mut t: String = s.chars().take(max.saturating_sub(1)).collect();
-        t.push('…');
-        t
-    }
 }

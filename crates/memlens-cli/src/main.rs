@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 mod bench_evidence;
+mod fmt;
 mod human;
 mod sim;
 

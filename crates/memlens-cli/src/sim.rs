@@ -1,5 +1,6 @@
 //! `memlens simulate`, `sweep` and `compare`: replay traces under policies and budgets.
 
+use crate::fmt::{truncate, usd};
 use crate::{load_prices, read};
 use memlens_core::cost::PriceTable;
 use memlens_core::policy::PolicyConfig;
@@ -248,18 +249,4 @@ fn print_json<T: Serialize>(value: &T) -> Result<(), String> {
 
 fn pct(part: i64, whole: u64) -> f64 {
     part as f64 * 100.0 / whole.max(1) as f64
-}
-
-fn usd(v: Option<f64>) -> String {
-    v.map_or_else(|| "unpriced".into(), |x| format!("${x:.2}"))
-}
-
-fn truncate(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        s.to_string()
-    } else {
-        let mut t: String = s.chars().take(max.saturating_sub(1)).collect();
-        t.push('…');
-        t
-    }
 }

@@ -84,21 +84,10 @@ impl Bm25Index {
         if self.doc_len.is_empty() {
             return out;
         }
-        let avg = self.total_len as f32 / self.doc_len.len() as f32;
-        let mut qterms = terms(query);
-        qterms.sort();
-        qterms.dedup();
-        let Bm25Params { k1, b } = self.params;
-        for term in &qterms {
-            let Some(postings) = self.postings.get(term) else {
-                continue;
-            };
+        for (term, postings) in self.query_postings(query) {
             let idf = self.idf(term);
             for &(doc, tf) in postings {
-                let tf = tf as f32;
-                let len = self.doc_len[doc as usize] as f32;
-                let norm = k1 * (1.0 - b + b * len / avg.max(1e-6));
-                out[doc as usize] += idf * tf * (k1 + 1.0) / (tf + norm);
+                out[doc as usize] += self.term_score(idf, tf, doc);
             }
         }
         out
@@ -112,27 +101,37 @@ impl Bm25Index {
         if self.doc_len.is_empty() || docs.is_empty() {
             return out;
         }
-        let avg = self.total_len as f32 / self.doc_len.len() as f32;
-        let mut qterms = terms(query);
-        qterms.sort();
-        qterms.dedup();
-        let Bm25Params { k1, b } = self.params;
-        for term in &qterms {
-            let Some(postings) = self.postings.get(term) else {
-                continue;
-            };
+        for (term, postings) in self.query_postings(query) {
             let idf = self.idf(term);
             for (slot, &doc) in docs.iter().enumerate() {
-                let Ok(p) = postings.binary_search_by_key(&doc, |&(d, _)| d) else {
-                    continue;
-                };
-                let tf = postings[p].1 as f32;
-                let len = self.doc_len.get(doc as usize).copied().unwrap_or(0) as f32;
-                let norm = k1 * (1.0 - b + b * len / avg.max(1e-6));
-                out[slot] += idf * tf * (k1 + 1.0) / (tf + norm);
+                if let Ok(p) = postings.binary_search_by_key(&doc, |&(d, _)| d) {
+                    out[slot] += self.term_score(idf, postings[p].1, doc);
+                }
             }
         }
         out
+    }
+
+    /// The distinct analyzed terms of a query that occur in the index, with their postings.
+    fn query_postings<'a>(&'a self, query: &str) -> Vec<(&'a str, &'a [(u32, u32)])> {
+        let mut qterms = terms(query);
+        qterms.sort();
+        qterms.dedup();
+        qterms
+            .iter()
+            .filter_map(|t| self.postings.get_key_value(t.as_str()))
+            .map(|(t, p)| (t.as_str(), p.as_slice()))
+            .collect()
+    }
+
+    /// One term's BM25 contribution to a document.
+    fn term_score(&self, idf: f32, tf: u32, doc: u32) -> f32 {
+        let Bm25Params { k1, b } = self.params;
+        let avg = self.total_len as f32 / self.doc_len.len().max(1) as f32;
+        let len = self.doc_len.get(doc as usize).copied().unwrap_or(0) as f32;
+        let tf = tf as f32;
+        let norm = k1 * (1.0 - b + b * len / avg.max(1e-6));
+        idf * tf * (k1 + 1.0) / (tf + norm)
     }
 
     /// The `k` best documents for `query`, best first; ties broken by the lower id.

@@ -981,6 +981,30 @@ impl Engine {
         out
     }
 
+    /// Like [`Engine::message_tokens`], counting only active items (messages with none left out).
+    fn active_message_tokens(&self) -> Vec<(u32, u64, Category)> {
+        let mut out: Vec<(u32, u64, Category)> = Vec::new();
+        for it in self.items.iter().filter(|it| it.status == Status::Active) {
+            if it.chunk.category == Category::System {
+                continue;
+            }
+            match out.last_mut() {
+                Some((m, t, _)) if *m == it.message => *t += u64::from(it.tokens),
+                _ => out.push((it.message, u64::from(it.tokens), it.chunk.category)),
+            }
+        }
+        out
+    }
+
+    /// A limit from an incumbent's parameters: 0 means the simulated budget.
+    fn or_budget(&self, limit: u32) -> u32 {
+        if limit == 0 {
+            self.options.budget
+        } else {
+            limit
+        }
+    }
+
     fn system_tokens(&self) -> u64 {
         self.items
             .iter()
@@ -1073,11 +1097,7 @@ impl Engine {
     /// results stay as a placeholder (the tool use itself stays). Nothing else is removed.
     fn anthropic_clear(&mut self, d: &mut Decision) {
         let cfg = self.config.anthropic.clone();
-        let trigger = if cfg.trigger_tokens == 0 {
-            self.options.budget
-        } else {
-            cfg.trigger_tokens
-        };
+        let trigger = self.or_budget(cfg.trigger_tokens);
         if self.active_tokens() <= u64::from(trigger) {
             return;
         }
@@ -1141,21 +1161,12 @@ impl Engine {
     /// not the memory's. Stateful.
     fn llamaindex_flush(&mut self, d: &mut Decision) {
         let cfg = self.config.llamaindex.clone();
-        let limit = if cfg.token_limit == 0 {
-            self.options.budget
-        } else {
-            cfg.token_limit
-        };
+        let limit = self.or_budget(cfg.token_limit);
         let history_limit = limit as f64 * f64::from(cfg.chat_history_token_ratio);
         // Active messages, oldest first: (message id, tokens, is a user message).
         let mut queue: std::collections::VecDeque<(u32, u64, bool)> = self
-            .message_tokens()
+            .active_message_tokens()
             .into_iter()
-            .filter(|(m, _, _)| {
-                self.items
-                    .iter()
-                    .any(|it| it.message == *m && it.status == Status::Active)
-            })
             .map(|(m, t, c)| (m, t, c == Category::User))
             .collect();
         let flush_size = u64::from(cfg.token_flush_size);
@@ -1211,15 +1222,7 @@ impl Engine {
         let mut guard = 0;
         while self.active_tokens() > budget && guard < 16 {
             guard += 1;
-            let active: Vec<(u32, u64, Category)> = self
-                .message_tokens()
-                .into_iter()
-                .filter(|(m, _, _)| {
-                    self.items
-                        .iter()
-                        .any(|it| it.message == *m && it.status == Status::Active)
-                })
-                .collect();
+            let active: Vec<(u32, u64, Category)> = self.active_message_tokens();
             if active.len() < 2 {
                 break;
             }
