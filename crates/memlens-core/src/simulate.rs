@@ -233,17 +233,13 @@ pub fn simulate_trace(
     let mut previous_sent: Vec<(Option<ChunkId>, u32)> = Vec::new();
     let mut previous_full: &[ChunkId] = &[];
     for call in &trace.calls {
-        let mut changed = false;
         for &id in &call.input {
             if !engine.contains(id) {
                 engine.add(trace.chunk(id));
-                changed = true;
             }
         }
         // The recorded agent may itself have stopped sending some chunks.
-        if changed || previous_full.len() > call.input.len() {
-            engine.retain(&call.input);
-        }
+        engine.retain(&call.input);
         let decision = engine.context(None);
         let sent: Vec<(Option<ChunkId>, u32)> = decision
             .entries
