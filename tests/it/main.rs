@@ -6,6 +6,7 @@ mod fixtures;
 mod policies;
 mod properties;
 mod real_data;
+mod recall;
 mod references;
 mod value;
 

@@ -27,6 +27,29 @@ pub fn builders() -> Vec<Box<dyn ContextBuilder>> {
         Box::new(PolicyBuilder::new(policy("window"))),
         Box::new(PolicyBuilder::new(policy("value"))),
         Box::new(PolicyBuilder::new(policy("value-offload"))),
+        Box::new(PolicyBuilder::new(policy("recall"))),
+        // MemLens recall (memlens_core::recall, docs/recall.md) and its ablations.
+        Box::new(memlens_core::recall::MemLensRecall::new()),
+        Box::new(
+            memlens_core::recall::MemLensRecall::variant("memlens-recall bare")
+                .expect("a recall variant"),
+        ),
+        Box::new(
+            memlens_core::recall::MemLensRecall::variant("memlens-recall -prf")
+                .expect("a recall variant"),
+        ),
+        Box::new(
+            memlens_core::recall::MemLensRecall::variant("memlens-recall -session")
+                .expect("a recall variant"),
+        ),
+        Box::new(
+            memlens_core::recall::MemLensRecall::variant("memlens-recall -neighbours")
+                .expect("a recall variant"),
+        ),
+        Box::new(
+            memlens_core::recall::MemLensRecall::variant("memlens-recall +speaker")
+                .expect("a recall variant"),
+        ),
     ]
 }
 

@@ -113,12 +113,8 @@ enum Command {
         /// Trace files.
         #[arg(required = true)]
         files: Vec<PathBuf>,
-        /// Comma-separated policy names or files.
-        #[arg(
-            long,
-            value_delimiter = ',',
-            default_value = "keep-all,window,value,value-compress,langchain-trim,anthropic-clear-tool-uses,llamaindex-memory,letta-summarize,openai-keep-last-n,oracle"
-        )]
+        /// Comma-separated policy names or files (default: every built-in policy).
+        #[arg(long, value_delimiter = ',')]
         policies: Vec<String>,
         /// Token budget.
         #[arg(long)]

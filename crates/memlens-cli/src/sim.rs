@@ -172,6 +172,15 @@ pub fn sweep_cmd(args: &SimArgs, policy: &str, budgets: &[u32]) -> Result<(), St
 /// `memlens compare`.
 pub fn compare_cmd(args: &SimArgs, policies: &[String], budget: Option<u32>) -> Result<(), String> {
     let (traces, prices) = load(args)?;
+    let all: Vec<String> = memlens_core::policy::BUILTIN
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let policies = if policies.is_empty() {
+        &all[..]
+    } else {
+        policies
+    };
     let mut rows = Vec::new();
     for spec in policies {
         let policy = resolve_policy(spec)?;

@@ -30,6 +30,7 @@ pub mod cost;
 pub mod evidence;
 pub mod model;
 pub mod policy;
+pub mod recall;
 pub mod references;
 pub mod report;
 pub mod retrieval;

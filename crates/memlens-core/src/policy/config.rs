@@ -78,11 +78,14 @@ impl Default for Protect {
     fn default() -> Self {
         Protect {
             categories: vec![Category::System, Category::Preference],
+            // Directives, not every sentence with "always" in it: casual talk ("I always loved
+            // painting") must not pin a whole conversation.
             patterns: vec![
-                r"(?i)\bremember\b".into(),
-                r"(?i)\bmy requirement is\b".into(),
-                r"(?i)\b(always|never)\b".into(),
-                r"(?i)\bdon'?t forget\b".into(),
+                r"(?i)\b(please\s+)?remember\s+(that|to|this|my)\b".into(),
+                r"(?i)\bmy (requirement|preference|constraint)s?\s+(is|are)\b".into(),
+                r"(?im)^\s*(please\s+)?(always|never)\s+\w+".into(),
+                r"(?i)\byou (must|should) (always|never)\b".into(),
+                r"(?i)\bdon'?t (ever\s+)?forget\b".into(),
             ],
             recent_messages: 2,
         }
@@ -329,6 +332,7 @@ pub const BUILTIN: &[&str] = &[
     "value",
     "value-compress",
     "value-offload",
+    "recall",
     "oracle",
     "langchain-trim",
     "anthropic-clear-tool-uses",
@@ -371,6 +375,15 @@ impl PolicyConfig {
             },
             "value-offload" => PolicyConfig {
                 offload: Some(Offload::default()),
+                ..base
+            },
+            // For question answering over long memories: most of the budget goes to what the
+            // archive brings back for the current query, the rest to the newest turns.
+            "recall" => PolicyConfig {
+                offload: Some(Offload {
+                    reserve: 0.85,
+                    top_k: 200,
+                }),
                 ..base
             },
             "oracle" => bare(Strategy::Oracle),

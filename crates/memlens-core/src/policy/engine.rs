@@ -11,8 +11,8 @@
 use super::compress::{compact_json, strip_markup, CompressKind};
 use super::config::{PolicyConfig, PolicyError, Strategy, SummaryModel};
 use crate::model::{Category, Chunk, ChunkId};
+use crate::recall::{RecallIndex, RecallParams};
 use crate::references::Detector;
-use crate::retrieval::Bm25Index;
 use crate::tokens::{TokenCounter, REPLY_PRIMING_TOKENS};
 use crate::value::ValueEngine;
 use regex::Regex;
@@ -160,7 +160,9 @@ pub struct Engine {
     /// Output chunks of the current agent message, detected together on the next non-output
     /// chunk or call.
     pending_outputs: Vec<Chunk>,
-    bm25: Bm25Index,
+    /// The archive's retrieval index (MemLens recall: BM25 with query expansion from the
+    /// conversation and session cues), one document per chunk.
+    recall: RecallIndex,
     summaries: Vec<Summary>,
     /// For the oracle: calls at which each chunk will be used, ascending.
     future: HashMap<ChunkId, Vec<u32>>,
@@ -223,7 +225,7 @@ impl Engine {
             newest_user: None,
             detector: Detector::new(),
             pending_outputs: Vec::new(),
-            bm25: Bm25Index::new(),
+            recall: RecallIndex::new(),
             summaries: Vec::new(),
             future: HashMap::new(),
         })
@@ -312,7 +314,13 @@ impl Engine {
             self.newest_user = Some(message);
         }
         self.value.add(chunk, self.call, None);
-        let doc = self.bm25.add(&chunk.content);
+        let session = chunk.meta.session_date.as_deref();
+        let doc = self.recall.add(
+            &chunk.content,
+            chunk.meta.speaker.as_deref(),
+            session,
+            chunk.tokens,
+        ) as u32;
         debug_assert_eq!(doc as usize, self.doc_chunk.len());
         self.doc_chunk.push(chunk.id);
         self.index.insert(chunk.id, self.items.len());
@@ -916,7 +924,7 @@ impl Engine {
         if query.is_empty() {
             return;
         }
-        let scores = self.bm25.scores(query);
+        let scores = self.recall.scores(query, &RecallParams::default());
         let mut candidates: Vec<(f32, usize)> = scores
             .into_iter()
             .enumerate()
@@ -925,24 +933,26 @@ impl Engine {
             .filter(|(_, i)| self.items[*i].status == Status::Archived)
             .collect();
         candidates.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        // Archived units and their members, found once.
+        let mut archived: HashMap<u32, Vec<usize>> = HashMap::new();
+        for (j, it) in self.items.iter().enumerate() {
+            if it.status == Status::Archived {
+                archived.entry(it.unit).or_default().push(j);
+            }
+        }
         let mut total = self.active_tokens();
-        let mut taken_units: Vec<u32> = Vec::new();
-        // Position of the first non-system entry: what is retrieved before it must start on a
-        // user message, like the rest of the context.
-        let mut first = (0..self.items.len())
-            .find(|&i| self.active(i) && self.items[i].chunk.category != Category::System)
-            .unwrap_or(usize::MAX);
+        let mut taken: Vec<(usize, u64, u32)> = Vec::new(); // (first member, tokens, unit)
         for (_, i) in candidates {
-            if taken_units.len() >= offload.top_k {
+            if taken.len() >= offload.top_k {
                 break;
             }
             let unit = self.items[i].unit;
-            if taken_units.contains(&unit) {
+            if taken.iter().any(|t| t.2 == unit) {
                 continue;
             }
-            let members: Vec<usize> = (0..self.items.len())
-                .filter(|&j| self.items[j].unit == unit && self.items[j].status == Status::Archived)
-                .collect();
+            let Some(members) = archived.get(&unit) else {
+                continue;
+            };
             let tokens: u64 = members
                 .iter()
                 .map(|&j| u64::from(self.items[j].tokens))
@@ -950,17 +960,55 @@ impl Engine {
             if total + tokens > u64::from(self.options.budget) {
                 continue;
             }
-            let start = members.iter().copied().min().unwrap_or(usize::MAX);
-            if start < first {
-                if self.items[start].chunk.category != Category::User {
-                    continue;
-                }
-                first = start;
-            }
             total += tokens;
-            taken_units.push(unit);
-            d.retrieved
-                .extend(members.iter().map(|&j| self.items[j].chunk.id));
+            taken.push((
+                members.iter().copied().min().unwrap_or(usize::MAX),
+                tokens,
+                unit,
+            ));
+        }
+        // The context must still start on a user message: in position order, a retrieved unit
+        // that would come first without being a user turn brings the user turn before it (the
+        // question it answered) when that fits, and is given up otherwise.
+        taken.sort_unstable();
+        let mut first = (0..self.items.len())
+            .find(|&i| self.active(i) && self.items[i].chunk.category != Category::System)
+            .unwrap_or(usize::MAX);
+        let mut chosen: Vec<u32> = Vec::new();
+        for (start, tokens, unit) in taken {
+            if start < first && self.items[start].chunk.category != Category::User {
+                let lead = (0..start).rev().find(|&j| {
+                    self.items[j].status == Status::Archived
+                        && self.items[j].chunk.category == Category::User
+                });
+                let lead_unit = lead
+                    .map(|j| self.items[j].unit)
+                    .filter(|u| !chosen.contains(u));
+                let lead_tokens: u64 = lead_unit.and_then(|u| archived.get(&u)).map_or(0, |m| {
+                    m.iter().map(|&j| u64::from(self.items[j].tokens)).sum()
+                });
+                match (lead, lead_unit) {
+                    (Some(j), Some(u)) if total + lead_tokens <= u64::from(self.options.budget) => {
+                        total += lead_tokens;
+                        chosen.push(u);
+                        first = j;
+                    }
+                    _ => {
+                        total -= tokens;
+                        continue;
+                    }
+                }
+            }
+            first = first.min(start);
+            chosen.push(unit);
+        }
+        chosen.sort_unstable();
+        chosen.dedup();
+        for unit in chosen {
+            if let Some(members) = archived.get(&unit) {
+                d.retrieved
+                    .extend(members.iter().map(|&j| self.items[j].chunk.id));
+            }
         }
     }
 
