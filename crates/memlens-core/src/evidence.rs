@@ -263,28 +263,33 @@ impl<'a> Conversation<'a> {
     }
 }
 
-/// A context being filled: the turns taken so far and their tokens.
-struct Fill<'c> {
+/// A context being filled: the turns taken so far and their tokens (shared with `recall`).
+pub(crate) struct Fill<'c> {
     tokens: &'c [u32],
-    budget: u64,
-    used: u64,
+    pub(crate) budget: u64,
+    pub(crate) used: u64,
     taken: Vec<bool>,
-    out: Vec<usize>,
+    pub(crate) out: Vec<usize>,
 }
 
 impl<'c> Fill<'c> {
     fn new(conv: &'c Conversation<'_>, budget: u32) -> Fill<'c> {
+        Fill::with_tokens(&conv.tokens, budget)
+    }
+
+    /// An empty context over turns costing `tokens`.
+    pub(crate) fn with_tokens(tokens: &'c [u32], budget: u32) -> Fill<'c> {
         Fill {
-            tokens: &conv.tokens,
+            tokens,
             budget: u64::from(budget),
             used: 0,
-            taken: vec![false; conv.tokens.len()],
+            taken: vec![false; tokens.len()],
             out: Vec::new(),
         }
     }
 
     /// Adds turn `i` if it is not in yet and fits; true when it is in the context afterwards.
-    fn add(&mut self, i: usize) -> bool {
+    pub(crate) fn add(&mut self, i: usize) -> bool {
         if self.taken[i] {
             return true;
         }

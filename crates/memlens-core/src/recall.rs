@@ -23,7 +23,7 @@
 //!
 //! Pure and deterministic: no I/O, no clock, no hashing order in results.
 
-use crate::evidence::{render_turn, ContextBuilder, Conversation};
+use crate::evidence::{render_turn, ContextBuilder, Conversation, Fill};
 use crate::text::terms;
 use std::collections::HashMap;
 
@@ -280,13 +280,7 @@ impl RecallIndex {
         }
         let mut order: Vec<usize> = (0..self.len()).collect();
         order.sort_by(|&a, &b| s[b].total_cmp(&s[a]).then(b.cmp(&a)));
-        let mut fill = Fill {
-            tokens: &self.tokens,
-            budget: u64::from(budget),
-            used: 0,
-            taken: vec![false; self.len()],
-            out: Vec::new(),
-        };
+        let mut fill = Fill::with_tokens(&self.tokens, budget);
         for &i in &order {
             if s[i] <= 0.0 && !p.backfill {
                 break;
@@ -318,30 +312,6 @@ fn top_k(s: &[f32], k: usize) -> Vec<(usize, f32)> {
     v.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     v.truncate(k);
     v
-}
-
-struct Fill<'c> {
-    tokens: &'c [u32],
-    budget: u64,
-    used: u64,
-    taken: Vec<bool>,
-    out: Vec<usize>,
-}
-
-impl Fill<'_> {
-    fn add(&mut self, i: usize) -> bool {
-        if self.taken[i] {
-            return true;
-        }
-        let cost = u64::from(self.tokens[i]);
-        if self.used + cost > self.budget {
-            return false;
-        }
-        self.used += cost;
-        self.taken[i] = true;
-        self.out.push(i);
-        true
-    }
 }
 
 /// Builds the [`RecallIndex`] of a benchmark conversation: each turn rendered as in context
