@@ -39,7 +39,11 @@ pub fn builders() -> Vec<Box<dyn ContextBuilder>> {
                 .expect("a recall variant"),
         ),
         Box::new(
-            memlens_core::recall::MemLensRecall::variant("memlens-recall -session")
+            memlens_core::recall::MemLensRecall::variant("memlens-recall +session")
+                .expect("a recall variant"),
+        ),
+        Box::new(
+            memlens_core::recall::MemLensRecall::variant("memlens-recall -window")
                 .expect("a recall variant"),
         ),
         Box::new(

@@ -2,7 +2,7 @@
 //! query, with no neural model (see `docs/recall.md`).
 //!
 //! [`RecallIndex`] is an incremental index over turns (add a turn at any time, no rebuild). A
-//! query is answered in four steps, each an ingredient that [`RecallParams`] can switch off:
+//! query is answered in five steps, each an ingredient that [`RecallParams`] can switch off:
 //!
 //! 1. **BM25** over MemLens' terms ([`crate::text::terms`]: stop words out, light stemming) of
 //!    the rendered turn (`speaker: content`).
@@ -12,14 +12,17 @@
 //!    original query's, and BM25 runs again.
 //! 3. **Speaker cue**: when a question names some but not all of the conversation's speakers,
 //!    the named speakers' turns get a boost.
-//! 4. **Session prior**: a turn also scores by how relevant its session is (the session's
-//!    summed turn scores, normalized), so that evidence phrased in other words but said in the
-//!    same conversation episode ranks above unrelated turns.
+//! 4. **Passage smoothing**: a turn also gains the lexical score of each neighbour turn of the
+//!    same session (it is scored as the three-turn passage centred on it), since a fact is often
+//!    split between a question and its reply.
+//! 5. **Session prior** (off by default: neutral once passages are scored): a turn also scores
+//!    by how relevant its session is (the session's summed turn scores, normalized).
 //!
 //! The budget is then filled greedily by final score; every hit brings its neighbour turns of the
 //! same session (the turn before, then the turn after, each if it fits), since a turn's evidence
 //! is often its question or its reply. When the scored turns run out, the rest of the budget is
-//! filled by the same score (the session prior ranks turns sharing no term).
+//! filled by the same score (newest first among turns sharing no term, unless the session prior
+//! ranks them).
 //!
 //! Pure and deterministic: no I/O, no clock, no hashing order in results.
 
@@ -48,11 +51,15 @@ pub struct RecallParams {
     pub session_weight: f32,
     /// Hits bring their neighbour turns of the same session.
     pub neighbours: bool,
-    /// When the scored turns are exhausted, fill the rest of the budget by session prior.
+    /// When the scored turns are exhausted, fill the rest of the budget (session prior, then
+    /// newest first).
     pub backfill: bool,
     /// Value per token: turns are taken in order of `score / tokens^token_exponent` (0 is
     /// score order).
     pub token_exponent: f32,
+    /// Passage smoothing: a turn's lexical score gains this share of its same-session
+    /// neighbours' lexical scores (0 is off).
+    pub window: f32,
 }
 
 impl Default for RecallParams {
@@ -64,10 +71,11 @@ impl Default for RecallParams {
             prf_terms: 10,
             prf_weight: 0.5,
             speaker_boost: 1.0,
-            session_weight: 0.3,
+            session_weight: 0.0,
             neighbours: true,
             backfill: true,
             token_exponent: 0.0,
+            window: 1.0,
         }
     }
 }
@@ -251,6 +259,19 @@ impl RecallIndex {
             }
         }
 
+        if p.window > 0.0 {
+            let base = s.clone();
+            for i in 0..n {
+                let mut extra = 0.0;
+                if i > 0 && self.session[i - 1] == self.session[i] {
+                    extra += base[i - 1];
+                }
+                if i + 1 < n && self.session[i + 1] == self.session[i] {
+                    extra += base[i + 1];
+                }
+                s[i] += p.window * extra;
+            }
+        }
         if p.session_weight > 0.0 {
             let max = s.iter().copied().fold(0.0f32, f32::max);
             if max > 0.0 {
@@ -369,6 +390,7 @@ impl MemLensRecall {
         let bare = RecallParams {
             prf_docs: 0,
             session_weight: 0.0,
+            window: 0.0,
             backfill: false,
             ..d
         };
@@ -376,12 +398,13 @@ impl MemLensRecall {
             MemLensRecall::with_params("memlens-recall bare", bare),
             MemLensRecall::with_params("memlens-recall -prf", RecallParams { prf_docs: 0, ..d }),
             MemLensRecall::with_params(
-                "memlens-recall -session",
+                "memlens-recall +session",
                 RecallParams {
-                    session_weight: 0.0,
+                    session_weight: 0.3,
                     ..d
                 },
             ),
+            MemLensRecall::with_params("memlens-recall -window", RecallParams { window: 0.0, ..d }),
             MemLensRecall::with_params(
                 "memlens-recall -neighbours",
                 RecallParams {

@@ -924,7 +924,15 @@ impl Engine {
         if query.is_empty() {
             return;
         }
-        let scores = self.recall.scores(query, &RecallParams::default());
+        // Chunk-level scores for the archive: in agent traces a chunk's neighbours are often a
+        // different kind of item (a tool call beside its result), so the passage smoothing that
+        // helps conversations is left off; the session prior stands in for it.
+        let params = RecallParams {
+            window: 0.0,
+            session_weight: 0.3,
+            ..RecallParams::default()
+        };
+        let scores = self.recall.scores(query, &params);
         let mut candidates: Vec<(f32, usize)> = scores
             .into_iter()
             .enumerate()
