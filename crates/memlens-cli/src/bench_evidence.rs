@@ -18,7 +18,7 @@ use std::time::Instant;
 /// The strategies benchmarked, in display order. Add a strategy (e.g. a MemLens policy wrapped
 /// as a `ContextBuilder`) with one line here.
 pub fn builders() -> Vec<Box<dyn ContextBuilder>> {
-    vec![
+    let mut out: Vec<Box<dyn ContextBuilder>> = vec![
         Box::new(Recency),
         Box::new(Bm25::new()),
         Box::new(Bm25::adjacent()),
@@ -30,31 +30,13 @@ pub fn builders() -> Vec<Box<dyn ContextBuilder>> {
         Box::new(PolicyBuilder::new(policy("recall"))),
         // MemLens recall (memlens_core::recall, docs/recall.md) and its ablations.
         Box::new(memlens_core::recall::MemLensRecall::new()),
-        Box::new(
-            memlens_core::recall::MemLensRecall::variant("memlens-recall bare")
-                .expect("a recall variant"),
-        ),
-        Box::new(
-            memlens_core::recall::MemLensRecall::variant("memlens-recall -prf")
-                .expect("a recall variant"),
-        ),
-        Box::new(
-            memlens_core::recall::MemLensRecall::variant("memlens-recall +session")
-                .expect("a recall variant"),
-        ),
-        Box::new(
-            memlens_core::recall::MemLensRecall::variant("memlens-recall -window")
-                .expect("a recall variant"),
-        ),
-        Box::new(
-            memlens_core::recall::MemLensRecall::variant("memlens-recall -neighbours")
-                .expect("a recall variant"),
-        ),
-        Box::new(
-            memlens_core::recall::MemLensRecall::variant("memlens-recall +speaker")
-                .expect("a recall variant"),
-        ),
-    ]
+    ];
+    out.extend(
+        memlens_core::recall::MemLensRecall::ablations()
+            .into_iter()
+            .map(|b| Box::new(b) as Box<dyn ContextBuilder>),
+    );
+    out
 }
 
 fn policy(name: &str) -> memlens_core::policy::PolicyConfig {
