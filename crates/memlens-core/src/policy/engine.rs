@@ -1024,23 +1024,19 @@ impl Engine {
 
     /// Message ids of live non-system messages, oldest first, with their token totals.
     fn message_tokens(&self) -> Vec<(u32, u64, Category)> {
-        let mut out: Vec<(u32, u64, Category)> = Vec::new();
-        for it in self.items.iter().filter(|it| it.status != Status::Gone) {
-            if it.chunk.category == Category::System {
-                continue;
-            }
-            match out.last_mut() {
-                Some((m, t, _)) if *m == it.message => *t += u64::from(it.tokens),
-                _ => out.push((it.message, u64::from(it.tokens), it.chunk.category)),
-            }
-        }
-        out
+        self.messages_where(|status| status != Status::Gone)
     }
 
     /// Like [`Engine::message_tokens`], counting only active items (messages with none left out).
     fn active_message_tokens(&self) -> Vec<(u32, u64, Category)> {
+        self.messages_where(|status| status == Status::Active)
+    }
+
+    /// Non-system messages of the items whose status passes `keep`, oldest first, with their
+    /// token totals and the category of their first item.
+    fn messages_where(&self, keep: impl Fn(Status) -> bool) -> Vec<(u32, u64, Category)> {
         let mut out: Vec<(u32, u64, Category)> = Vec::new();
-        for it in self.items.iter().filter(|it| it.status == Status::Active) {
+        for it in self.items.iter().filter(|it| keep(it.status)) {
             if it.chunk.category == Category::System {
                 continue;
             }
