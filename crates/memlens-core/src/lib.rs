@@ -25,6 +25,7 @@
 //! assert!(summary.cost_usd.is_some());
 //! ```
 
+pub mod analysis;
 pub mod builder;
 pub mod cost;
 pub mod evidence;
