@@ -2,7 +2,10 @@
 # Installs what MemLens needs to build and test, idempotently: fast when everything is present.
 #   - the Rust wasm32 target (the core and importers must build for the browser)
 #   - Python tiktoken, the independent tokenizer the test suite cross-checks counts against
-# Tools only the web app needs (trunk, wasm-bindgen-cli, wasm-opt 132, chromium) come with it.
+#   - wasm-bindgen-cli 0.2.130 and trunk 0.21.14 (cargo install; versions from
+#     ../shared/toolchain/NOTES.md), wasm-opt 132 and playwright-core from npm (tools/), and
+#     Debian's chromium for the browser tests. Debian's own binaryen (wasm-opt 108) is never used:
+#     its output fails to load.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,5 +28,30 @@ if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import tiktoken' 2>/dev/n
   say "creating .venv with tiktoken"
   python3 -m venv .venv
   .venv/bin/python -m pip install --quiet --disable-pip-version-check 'tiktoken==0.12.*'
+fi
+# Pinned Rust tools; `cargo install` only when the installed version differs.
+have_version() { command -v "$1" >/dev/null 2>&1 && "$1" --version 2>/dev/null | grep -q "$2"; }
+if ! have_version wasm-bindgen 0.2.130; then
+  say "installing wasm-bindgen-cli 0.2.130 (a few minutes, once)"
+  # Not --locked: its lockfile pins a crate the registry no longer serves (toolchain NOTES).
+  cargo install wasm-bindgen-cli --version 0.2.130 --quiet
+fi
+if ! have_version trunk 0.21.14; then
+  say "installing trunk 0.21.14 (several minutes, once)"
+  cargo install trunk --version 0.21.14 --locked --quiet
+fi
+
+# npm tools: wasm-opt 132, playwright-core, and the npm tokenizers the benchmarks compare against.
+if [ ! -x tools/node_modules/.bin/wasm-opt ] || [ tools/package-lock.json -nt tools/node_modules/.package-lock.json ]; then
+  say "installing npm tools (tools/)"
+  (cd tools && npm ci --no-audit --no-fund --silent)
+fi
+
+# Headless Chromium for the web app's and the npm package's browser tests.
+if [ ! -x /usr/bin/chromium ]; then
+  say "installing chromium (apt)"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
 fi
 say "ok"

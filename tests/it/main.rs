@@ -4,6 +4,7 @@
 mod evidence;
 mod fixtures;
 mod policies;
+mod pool;
 mod properties;
 mod real_data;
 mod recall;

@@ -258,6 +258,27 @@ impl TraceBuilder {
         }
     }
 
+    /// The trace built so far (calls pushed with [`TraceBuilder::push_call`] included; probe
+    /// evidence unresolved until [`TraceBuilder::finish`]). Live hosts read chunks from it.
+    pub fn trace(&self) -> &Trace {
+        &self.trace
+    }
+
+    /// A chunk created so far, to fill in its token counts (see [`crate::tokens::count_chunk`]).
+    pub fn chunk_mut(&mut self, id: ChunkId) -> Option<&mut Chunk> {
+        self.trace.chunks.get_mut(id.0 as usize)
+    }
+
+    /// The latest call pushed, to attach what is learned after it (reported usage).
+    pub fn last_call_mut(&mut self) -> Option<&mut Call> {
+        self.trace.calls.last_mut()
+    }
+
+    /// Warnings so far (e.g. a tool result with no call before it).
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
     /// A warning about this trace, reported with the import.
     pub fn warn(&mut self, message: impl Into<String>) {
         self.warnings.push(message.into());

@@ -6,7 +6,7 @@
 //! `num_tokens_from_messages` does): 3 tokens per message plus the role, 1 plus the name when a
 //! message has one, 1 plus the tool name per tool call, and 3 tokens priming every reply.
 
-use crate::model::{Category, Trace};
+use crate::model::{Category, Chunk, Trace};
 use serde::{Deserialize, Serialize};
 use tiktoken_rs::tokenizer::{get_tokenizer, Tokenizer};
 use tiktoken_rs::CoreBPE;
@@ -140,24 +140,30 @@ pub struct CallTokens {
 /// Fills `content_tokens` and `tokens` of every chunk of the trace with `counter`.
 pub fn count_trace(trace: &mut Trace, counter: &TokenCounter) {
     for chunk in &mut trace.chunks {
-        chunk.content_tokens = counter.count(&chunk.content);
-        let mut framing = 0;
-        if chunk.starts_message {
-            framing += TOKENS_PER_MESSAGE;
-            framing += counter.count(chunk.meta.role.as_deref().unwrap_or(""));
-            // A speaker name is sent as the message `name` only for chat messages that had one.
-            if chunk.meta.dia_id.is_none() {
-                if let Some(name) = chunk.meta.speaker.as_deref() {
-                    framing += TOKENS_PER_NAME + counter.count(name);
-                }
+        count_chunk(chunk, counter);
+    }
+}
+
+/// Fills `content_tokens` and `tokens` of one chunk (its content plus its share of the chat
+/// framing): what [`count_trace`] does per chunk, for hosts that add chunks one at a time.
+pub fn count_chunk(chunk: &mut Chunk, counter: &TokenCounter) {
+    chunk.content_tokens = counter.count(&chunk.content);
+    let mut framing = 0;
+    if chunk.starts_message {
+        framing += TOKENS_PER_MESSAGE;
+        framing += counter.count(chunk.meta.role.as_deref().unwrap_or(""));
+        // A speaker name is sent as the message `name` only for chat messages that had one.
+        if chunk.meta.dia_id.is_none() {
+            if let Some(name) = chunk.meta.speaker.as_deref() {
+                framing += TOKENS_PER_NAME + counter.count(name);
             }
         }
-        if chunk.category == Category::ToolCall {
-            framing += TOKENS_PER_TOOL_CALL;
-            framing += counter.count(chunk.meta.tool_name.as_deref().unwrap_or(""));
-        }
-        chunk.tokens = chunk.content_tokens.saturating_add(framing);
     }
+    if chunk.category == Category::ToolCall {
+        framing += TOKENS_PER_TOOL_CALL;
+        framing += counter.count(chunk.meta.tool_name.as_deref().unwrap_or(""));
+    }
+    chunk.tokens = chunk.content_tokens.saturating_add(framing);
 }
 
 /// Input and output token totals of every call of a counted trace.

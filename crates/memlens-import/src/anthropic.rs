@@ -85,22 +85,8 @@ fn request_messages(v: &Value, location: Location, cx: &mut Context<'_>) -> Opti
         }),
     }
     for (i, m) in items.iter().enumerate() {
-        match str_at(m, "role") {
-            Some(role_name) => {
-                let role = Role::parse(role_name);
-                if let Role::Other(name) = &role {
-                    cx.warn(
-                        location,
-                        format!("message {i}: unknown role {name:?}: kept as category \"other\""),
-                    );
-                }
-                out.push(Message {
-                    role: Some(role),
-                    role_name: role_name.to_string(),
-                    parts: blocks(m.get("content").unwrap_or(&Value::Null), location, cx),
-                    ..Message::default()
-                });
-            }
+        match parse_message(m, location, cx) {
+            Some(message) => out.push(message),
             None => cx.warn(
                 location,
                 format!(
@@ -111,6 +97,30 @@ fn request_messages(v: &Value, location: Location, cx: &mut Context<'_>) -> Opti
         }
     }
     Some(out)
+}
+
+/// Parses one Anthropic message (`role` + string or block `content`). `None` when it has no
+/// string role.
+pub fn parse_message(m: &Value, location: Location, cx: &mut Context<'_>) -> Option<Message> {
+    let role_name = str_at(m, "role")?;
+    let role = Role::parse(role_name);
+    if let Role::Other(name) = &role {
+        cx.warn(
+            location,
+            format!("unknown role {name:?}: kept as category \"other\""),
+        );
+    }
+    Some(Message {
+        role: Some(role),
+        role_name: role_name.to_string(),
+        parts: blocks(m.get("content").unwrap_or(&Value::Null), location, cx),
+        ..Message::default()
+    })
+}
+
+/// True when a message's content holds Anthropic-only block types.
+pub fn is_anthropic_message(m: &Value) -> bool {
+    has_anthropic_blocks(std::slice::from_ref(m))
 }
 
 fn response(v: &Value, location: Location, cx: &mut Context<'_>) -> Response {
@@ -128,7 +138,7 @@ fn response(v: &Value, location: Location, cx: &mut Context<'_>) -> Response {
 }
 
 /// Anthropic reports uncached input apart from cache reads and writes; MemLens' input includes all.
-fn parse_usage(u: &Value) -> Usage {
+pub fn parse_usage(u: &Value) -> Usage {
     let uncached = u64_at(u, "input_tokens");
     let read = u64_at(u, "cache_read_input_tokens");
     let write = u64_at(u, "cache_creation_input_tokens");

@@ -22,6 +22,7 @@ mod anthropic;
 pub mod document;
 mod error;
 mod json;
+pub mod live;
 mod locomo;
 mod logs;
 pub mod native;

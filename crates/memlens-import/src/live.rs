@@ -1,0 +1,111 @@
+//! One chat message at a time, as a live agent holds it: the npm package's `MemoryPool.add`.
+//!
+//! The same parsing the file importers use (so a message added live becomes the same chunks as
+//! the same message read from a log), plus the dialect, which the host needs to render the
+//! managed context back in the shape it was given.
+//!
+//! ```
+//! use memlens_import::live::{parse_message, Dialect};
+//! use serde_json::json;
+//!
+//! let m = json!({"role": "user", "content": [
+//!     {"type": "tool_result", "tool_use_id": "t1", "content": "42"}]});
+//! let parsed = parse_message(&m, None).unwrap();
+//! assert_eq!(parsed.dialect, Dialect::Anthropic);
+//! assert!(parse_message(&json!({"content": "no role"}), None).is_err());
+//! ```
+
+use crate::error::{ImportError, Location};
+use crate::json::type_name;
+use crate::{anthropic, openai, Context};
+use memlens_core::builder::Message;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The message shapes MemLens reads live.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Dialect {
+    /// OpenAI Chat Completions messages (`tool_calls`, `role: "tool"`).
+    #[serde(rename = "openai")]
+    OpenAi,
+    /// Anthropic Messages (`tool_use` / `tool_result` blocks).
+    Anthropic,
+}
+
+/// A parsed message.
+#[derive(Debug, Clone)]
+pub struct LiveMessage {
+    /// The normalized message, ready for [`memlens_core::builder::TraceBuilder::push_message`].
+    pub message: Message,
+    /// The dialect it was read as.
+    pub dialect: Dialect,
+    /// Recoverable problems (an unknown role, an ignored content part).
+    pub warnings: Vec<String>,
+}
+
+/// The name errors and warnings give the input.
+const SOURCE: &str = "message";
+
+/// Parses one message object. `dialect` forces a shape; `None` detects it: Anthropic when the
+/// content holds Anthropic-only blocks, OpenAI otherwise (plain text messages read the same in
+/// both). An object without a string `role` is an error.
+pub fn parse_message(value: &Value, dialect: Option<Dialect>) -> Result<LiveMessage, ImportError> {
+    let mut cx = Context::new(SOURCE);
+    let invalid = |message: String| ImportError::Invalid {
+        file: SOURCE.to_string(),
+        location: Location::default(),
+        message,
+    };
+    if !value.is_object() {
+        return Err(invalid(format!(
+            "expected a message object with a string \"role\", found {}",
+            type_name(value)
+        )));
+    }
+    let dialect = dialect.unwrap_or_else(|| detect(value));
+    let parsed = match dialect {
+        Dialect::OpenAi => openai::parse_message(value, Location::default(), &mut cx),
+        Dialect::Anthropic => anthropic::parse_message(value, Location::default(), &mut cx),
+    };
+    let message = parsed.ok_or_else(|| {
+        invalid(match value.get("role") {
+            Some(role) => format!("\"role\" is {}, expected a string", type_name(role)),
+            None => "the message has no \"role\" (expected e.g. \"user\")".to_string(),
+        })
+    })?;
+    Ok(LiveMessage {
+        message,
+        dialect,
+        warnings: cx.warnings.into_iter().map(|w| w.message).collect(),
+    })
+}
+
+/// The dialect a message is written in (see [`parse_message`]).
+pub fn detect(value: &Value) -> Dialect {
+    if anthropic::is_anthropic_message(value) {
+        Dialect::Anthropic
+    } else {
+        Dialect::OpenAi
+    }
+}
+
+/// Reads a provider's reported usage: OpenAI (`prompt_tokens`, `completion_tokens`,
+/// `prompt_tokens_details.cached_tokens`) or Anthropic (`input_tokens` + cache reads and writes,
+/// normalized so that input includes cached input, as MemLens counts it).
+pub fn parse_usage(value: &Value) -> Result<memlens_core::Usage, ImportError> {
+    if !value.is_object() {
+        return Err(ImportError::Invalid {
+            file: "usage".into(),
+            location: Location::default(),
+            message: format!("expected a usage object, found {}", type_name(value)),
+        });
+    }
+    let anthropic = value.get("cache_read_input_tokens").is_some()
+        || value.get("cache_creation_input_tokens").is_some();
+    Ok(if anthropic {
+        anthropic::parse_usage(value)
+    } else {
+        openai::parse_usage(value)
+    })
+}

@@ -1,0 +1,281 @@
+//! MemLens for JavaScript: the thin wasm-bindgen layer under the npm package `memlens`.
+//!
+//! One handle type ([`RawPool`], wrapped by the package's `MemoryPool`), options in, plain objects
+//! out; token counting and trace analysis as functions. The logic lives in [`pool`] and [`render`]
+//! (pure Rust, tested natively) and in the core; this file only converts values and turns errors
+//! into JavaScript `Error`s. Never a trap: bad input is an `Err`.
+//!
+//! ```
+//! use memlens_wasm::pool::{Pool, PoolOptions};
+//! use memlens_core::policy::PolicyConfig;
+//! use serde_json::json;
+//!
+//! let mut pool = Pool::new(PoolOptions {
+//!     model: Some("gpt-4o".into()),
+//!     budget: 1000,
+//!     policy: PolicyConfig::builtin("value").unwrap(),
+//!     summarizer: false,
+//!     dialect: None,
+//! }).unwrap();
+//! pool.add(json!({"role": "system", "content": "Be brief."})).unwrap();
+//! pool.add(json!({"role": "user", "content": "Hi"})).unwrap();
+//! let ctx = pool.context(None);
+//! assert_eq!(ctx.items.len(), 2);
+//! assert!(!ctx.over_budget);
+//! ```
+
+pub mod pool;
+pub mod render;
+
+use memlens_core::cost::PriceTable;
+use memlens_core::policy::{PolicyConfig, BUILTIN};
+use memlens_core::value::Label;
+use memlens_import::live::{self, Dialect};
+use memlens_import::{import, ImportOptions};
+use pool::{Pool, PoolOptions, Rendered};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use wasm_bindgen::prelude::*;
+
+fn js_err(e: impl std::fmt::Display) -> JsError {
+    JsError::new(&e.to_string())
+}
+
+fn serializer() -> serde_wasm_bindgen::Serializer {
+    serde_wasm_bindgen::Serializer::json_compatible()
+}
+
+fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsError> {
+    value.serialize(&serializer()).map_err(js_err)
+}
+
+/// Reads a policy: a built-in name, JSON or TOML text, or an object (as JSON).
+fn policy_from(value: &Value) -> Result<PolicyConfig, JsError> {
+    match value {
+        Value::Null => PolicyConfig::builtin("value").map_err(js_err),
+        Value::String(text) => {
+            let t = text.trim();
+            if BUILTIN.contains(&t) {
+                PolicyConfig::builtin(t).map_err(js_err)
+            } else if t.starts_with('{') || t.contains('=') || t.contains('\n') {
+                PolicyConfig::parse(t).map_err(js_err)
+            } else {
+                PolicyConfig::builtin(t).map_err(js_err)
+            }
+        }
+        Value::Object(_) => PolicyConfig::from_json(&value.to_string()).map_err(js_err),
+        other => Err(JsError::new(&format!(
+            "invalid policy: expected a built-in name, JSON or TOML text, or an object; found {}",
+            match other {
+                Value::Bool(_) => "a boolean",
+                Value::Number(_) => "a number",
+                _ => "an array",
+            }
+        ))),
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct RawOptions {
+    model: Option<String>,
+    budget: Option<f64>,
+    #[serde(default)]
+    policy: Value,
+    #[serde(default)]
+    summarizer: bool,
+    dialect: Option<Dialect>,
+}
+
+/// The live memory pool (see `MemoryPool` in the package's docs).
+#[wasm_bindgen]
+pub struct RawPool {
+    pool: Pool,
+}
+
+#[wasm_bindgen]
+impl RawPool {
+    /// `{model?, budget, policy?, summarizer?: boolean, dialect?: "openai" | "anthropic"}`.
+    #[wasm_bindgen(constructor)]
+    pub fn new(options: JsValue) -> Result<RawPool, JsError> {
+        let o: RawOptions = serde_wasm_bindgen::from_value(options)
+            .map_err(|e| JsError::new(&format!("invalid options: {e}")))?;
+        let budget = match o.budget {
+            Some(b) if b.is_finite() && b >= 1.0 && b <= f64::from(u32::MAX) => b as u32,
+            Some(b) => {
+                return Err(JsError::new(&format!(
+                    "invalid options: budget must be a positive number of tokens, got {b}"
+                )))
+            }
+            None => {
+                return Err(JsError::new(
+                    "invalid options: `budget` (tokens) is required",
+                ))
+            }
+        };
+        let pool = Pool::new(PoolOptions {
+            model: o.model,
+            budget,
+            policy: policy_from(&o.policy)?,
+            summarizer: o.summarizer,
+            dialect: o.dialect,
+        })
+        .map_err(js_err)?;
+        Ok(RawPool { pool })
+    }
+
+    /// Adds one message object; returns its chunk ids.
+    pub fn add(&mut self, message: JsValue) -> Result<Vec<u32>, JsError> {
+        let value: Value = serde_wasm_bindgen::from_value(message)
+            .map_err(|e| JsError::new(&format!("invalid message: {e}")))?;
+        self.pool.add(value).map_err(js_err)
+    }
+
+    /// Decides the next context. Returns `{refs: Uint32Array, extras, tokens, fullTokens,
+    /// overBudget, compressed, evicted, retrieved}`: `refs[i] < 2^31` is the index of a message
+    /// sent unchanged, otherwise `extras[refs[i] - 2^31]` is a patched message or a summary to
+    /// produce. Unchanged messages are never copied across the boundary.
+    pub fn context(&mut self, query: Option<String>) -> Result<JsValue, JsError> {
+        let ctx = self.pool.context(query.as_deref());
+        let mut refs = Vec::with_capacity(ctx.items.len());
+        let mut extras = Vec::new();
+        for item in ctx.items {
+            match item {
+                Rendered::Original { message } => refs.push(message),
+                other => {
+                    refs.push(0x8000_0000 | extras.len() as u32);
+                    extras.push(other);
+                }
+            }
+        }
+        let out = js_sys::Object::new();
+        let set = |k: &str, v: &JsValue| js_sys::Reflect::set(&out, &JsValue::from_str(k), v);
+        set("refs", &js_sys::Uint32Array::from(refs.as_slice()).into())
+            .map_err(|_| js_err("set"))?;
+        set("extras", &to_js(&extras)?).map_err(|_| js_err("set"))?;
+        set("tokens", &JsValue::from_f64(ctx.tokens as f64)).map_err(|_| js_err("set"))?;
+        set("fullTokens", &JsValue::from_f64(ctx.full_tokens as f64)).map_err(|_| js_err("set"))?;
+        set("overBudget", &JsValue::from_bool(ctx.over_budget)).map_err(|_| js_err("set"))?;
+        for (k, v) in [
+            ("compressed", &ctx.compressed),
+            ("evicted", &ctx.evicted),
+            ("retrieved", &ctx.retrieved),
+        ] {
+            set(k, &js_sys::Uint32Array::from(v.as_slice()).into()).map_err(|_| js_err("set"))?;
+        }
+        Ok(out.into())
+    }
+
+    /// Running totals.
+    pub fn stats(&self) -> Result<JsValue, JsError> {
+        to_js(&self.pool.stats())
+    }
+
+    /// Why a chunk is (not) in the latest context, with its value factors.
+    pub fn explain(&self, chunk: u32) -> Result<JsValue, JsError> {
+        to_js(&self.pool.explain(chunk).map_err(js_err)?)
+    }
+
+    /// Labels a chunk: `"important"`, `"useless"`, or `null` to clear.
+    pub fn label(&mut self, chunk: u32, label: Option<String>) -> Result<(), JsError> {
+        let label = match label.as_deref() {
+            None => None,
+            Some("important") => Some(Label::Important),
+            Some("useless") => Some(Label::Useless),
+            Some(other) => {
+                return Err(JsError::new(&format!(
+                    "unknown label {other:?}: expected \"important\", \"useless\" or null"
+                )))
+            }
+        };
+        self.pool.label(chunk, label).map_err(js_err)
+    }
+
+    /// Records the provider's usage object (OpenAI or Anthropic shape) for the latest call.
+    #[wasm_bindgen(js_name = recordUsage)]
+    pub fn record_usage(&mut self, usage: JsValue) -> Result<(), JsError> {
+        let value: Value = serde_wasm_bindgen::from_value(usage)
+            .map_err(|e| JsError::new(&format!("invalid usage: {e}")))?;
+        self.pool
+            .record_usage(live::parse_usage(&value).map_err(js_err)?);
+        Ok(())
+    }
+
+    /// The run so far in the native MemLens format (JSON Lines).
+    #[wasm_bindgen(js_name = exportTrace)]
+    pub fn export_trace(&self) -> String {
+        self.pool.export()
+    }
+
+    /// Tokens of a text with this pool's encoding.
+    #[wasm_bindgen(js_name = countTokens)]
+    pub fn count_tokens(&self, text: &str) -> u32 {
+        self.pool.counter().count(text)
+    }
+}
+
+/// Exact token count of `text` for a model (or an encoding name); unknown models are an error.
+#[wasm_bindgen(js_name = countTokens)]
+pub fn count_tokens(text: &str, model: Option<String>) -> Result<u32, JsError> {
+    let counter = pool::counter_for(model.as_deref()).map_err(js_err)?;
+    Ok(counter.count(text))
+}
+
+/// The built-in policy names.
+#[wasm_bindgen(js_name = builtinPolicies)]
+pub fn builtin_policies() -> Vec<String> {
+    BUILTIN.iter().map(|s| s.to_string()).collect()
+}
+
+/// A policy (built-in name, JSON or TOML text, or object) as a plain object: validates it and
+/// shows every setting with its default.
+#[wasm_bindgen(js_name = policyConfig)]
+pub fn policy_config(policy: JsValue) -> Result<JsValue, JsError> {
+    let value: Value = serde_wasm_bindgen::from_value(policy).map_err(js_err)?;
+    let config = policy_from(&value)?;
+    let json: Value = serde_json::from_str(&config.to_json()).map_err(js_err)?;
+    to_js(&json)
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct AnalyzeOptions {
+    format: Option<String>,
+    model: Option<String>,
+    file_name: Option<String>,
+}
+
+/// Imports a trace file (bytes) and returns, per trace, the summary the CLI's `inspect --json`
+/// reports, with the format and warnings.
+#[wasm_bindgen(js_name = analyzeTrace)]
+pub fn analyze_trace(bytes: &[u8], options: JsValue) -> Result<JsValue, JsError> {
+    let o: AnalyzeOptions = if options.is_undefined() || options.is_null() {
+        AnalyzeOptions::default()
+    } else {
+        serde_wasm_bindgen::from_value(options)
+            .map_err(|e| JsError::new(&format!("invalid options: {e}")))?
+    };
+    let file = o.file_name.unwrap_or_else(|| "trace".into());
+    let result = import(
+        &file,
+        bytes,
+        &ImportOptions {
+            format: o.format,
+            model: o.model,
+        },
+    )
+    .map_err(js_err)?;
+    let prices = PriceTable::builtin();
+    let traces: Vec<Value> = result
+        .traces
+        .iter()
+        .map(|t| serde_json::to_value(memlens_core::report::summarize(t, &prices, 10)))
+        .collect::<Result<_, _>>()
+        .map_err(js_err)?;
+    to_js(&serde_json::json!({
+        "format": result.format,
+        "traces": traces,
+        "warnings": result.warnings,
+        "warningCount": result.warning_count,
+    }))
+}

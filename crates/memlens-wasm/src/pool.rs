@@ -1,0 +1,566 @@
+//! The live memory pool behind the npm package's `MemoryPool`: messages in (as the agent holds
+//! them), the context to send out, with the policy engine of the core deciding. Pure Rust on
+//! `serde_json` values, so it is tested natively; `lib.rs` only converts to and from JavaScript.
+
+use crate::render::{self, PartState, Slot};
+use memlens_core::builder::{CallInfo, TraceBuilder};
+use memlens_core::cost::PriceTable;
+use memlens_core::policy::{
+    ContextEntry, Decision, Engine, EngineOptions, EntryForm, PolicyConfig, PolicyError, Strategy,
+};
+use memlens_core::tokens::{self, count_chunk, Encoding, EncodingChoice, TokenCounter};
+use memlens_core::value::{ChunkValue, Label};
+use memlens_core::{Category, ChunkId, Usage};
+use memlens_import::live::{self, Dialect};
+use memlens_import::ImportError;
+use serde::Serialize;
+use serde_json::Value;
+
+/// What can go wrong; each becomes a JavaScript `Error` with this message.
+#[derive(Debug, thiserror::Error)]
+pub enum PoolError {
+    /// A message object MemLens cannot read.
+    #[error("invalid message: {0}")]
+    Message(#[from] ImportError),
+    /// An invalid or unknown policy.
+    #[error("{0}")]
+    Policy(#[from] PolicyError),
+    /// A model name neither tiktoken nor the price table knows.
+    #[error("unknown model {0:?}: use an OpenAI model name (exact counts), a model of the price table (estimated counts, e.g. \"claude-sonnet-4-5\"), or an encoding name (\"o200k_base\", \"cl100k_base\")")]
+    UnknownModel(String),
+    /// The policy summarizes but no summarizer was given.
+    #[error("policy {0:?} summarizes old messages: pass a `summarizer` callback (MemLens never fakes a summary)")]
+    NeedsSummarizer(String),
+    /// A chunk id that was never returned by `add`.
+    #[error("unknown chunk id {0}")]
+    UnknownChunk(u32),
+    /// Options that make no sense.
+    #[error("invalid options: {0}")]
+    Options(String),
+}
+
+/// How the pool counts tokens for a model.
+pub fn counter_for(model: Option<&str>) -> Result<TokenCounter, PoolError> {
+    let Some(model) = model else {
+        return Ok(TokenCounter::for_model(None));
+    };
+    let exact = |encoding| {
+        TokenCounter::new(EncodingChoice {
+            encoding,
+            estimated: false,
+        })
+    };
+    match model {
+        "o200k_base" => return Ok(exact(Encoding::O200kBase)),
+        "cl100k_base" => return Ok(exact(Encoding::Cl100kBase)),
+        _ => {}
+    }
+    let choice = tokens::encoding_for_model(Some(model));
+    if choice.estimated && PriceTable::builtin().lookup(model).is_none() {
+        return Err(PoolError::UnknownModel(model.to_string()));
+    }
+    Ok(TokenCounter::new(choice))
+}
+
+/// Options of a pool.
+#[derive(Debug, Clone)]
+pub struct PoolOptions {
+    /// Model name (tokenizer and prices); `None` counts with o200k, marked estimated.
+    pub model: Option<String>,
+    /// Token budget of the context.
+    pub budget: u32,
+    /// The policy.
+    pub policy: PolicyConfig,
+    /// True when the host can summarize (the summary action is available only then).
+    pub summarizer: bool,
+    /// The message shape, when the host knows it (else detected per message).
+    pub dialect: Option<Dialect>,
+}
+
+struct StoredMessage {
+    value: Value,
+    dialect: Dialect,
+    chunks: Vec<ChunkId>,
+    slots: Vec<Slot>,
+}
+
+/// One element of a rendered context.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase", tag = "kind")]
+pub enum Rendered {
+    /// The message the agent added, unchanged (its index in `add` order).
+    Original {
+        /// Message index.
+        message: u32,
+    },
+    /// That message with some parts compressed or removed.
+    Patched {
+        /// Message index.
+        message: u32,
+        /// The patched object.
+        value: Value,
+    },
+    /// A summary the host must produce with its summarizer: of these messages, in this many
+    /// tokens at most (the policy's model of it).
+    Summary {
+        /// Messages it stands for.
+        covers: Vec<u32>,
+        /// Tokens the policy planned for it.
+        tokens: u32,
+    },
+}
+
+/// The context for the next call.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PoolContext {
+    /// What to send, in order.
+    pub items: Vec<Rendered>,
+    /// Input tokens of the context (reply priming included; planned summary sizes included).
+    pub tokens: u64,
+    /// Tokens if everything were sent.
+    pub full_tokens: u64,
+    /// True when even the policy's best is above the budget (protected content alone is over it).
+    pub over_budget: bool,
+    /// Chunks compressed, evicted (first dropped), retrieved at this call.
+    pub compressed: Vec<u32>,
+    /// Chunks dropped at this call.
+    pub evicted: Vec<u32>,
+    /// Chunks brought back from the archive at this call.
+    pub retrieved: Vec<u32>,
+}
+
+/// Running totals.
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PoolStats {
+    /// Policy name.
+    pub policy: String,
+    /// Budget.
+    pub budget: u32,
+    /// Model, when given.
+    pub model: Option<String>,
+    /// Encoding used for counts.
+    pub encoding: &'static str,
+    /// True when counts are estimates (not an OpenAI model).
+    pub tokens_estimated: bool,
+    /// Messages added.
+    pub messages: u32,
+    /// Chunks (message parts) added.
+    pub chunks: u32,
+    /// Tokens of everything added (what keeping everything would send, plus reply priming).
+    pub pool_tokens: u64,
+    /// Tokens of the latest context.
+    pub context_tokens: u64,
+    /// Contexts decided so far.
+    pub calls: u32,
+    /// Chunks the policy has dropped so far (each counted once).
+    pub dropped: u32,
+    /// Compressions applied in the latest context.
+    pub compressed: u32,
+    /// Calls whose context was over the budget.
+    pub over_budget_calls: u32,
+    /// Input tokens sent over all decided contexts.
+    pub sent_tokens: u64,
+    /// Input tokens keeping everything would have sent over the same calls.
+    pub full_tokens: u64,
+    /// Estimated input cost of the contexts sent, USD (`None`: unpriced model).
+    pub est_input_cost_usd: Option<f64>,
+    /// Estimated input cost of keeping everything over the same calls, USD.
+    pub full_input_cost_usd: Option<f64>,
+    /// Input tokens the provider reported (`recordUsage`), summed.
+    pub reported_input_tokens: u64,
+    /// Output tokens the provider reported, summed.
+    pub reported_output_tokens: u64,
+    /// Warnings while reading messages (e.g. a tool result with no call before it).
+    pub warnings: Vec<String>,
+}
+
+/// The explanation of one chunk.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Explanation {
+    /// The chunk.
+    pub chunk: u32,
+    /// The message it belongs to (index in `add` order).
+    pub message: u32,
+    /// Its category.
+    pub category: Category,
+    /// Its tokens.
+    pub tokens: u32,
+    /// In the latest context: `kept`, `compressed`, `retrieved`, `dropped`, or `pending` (added
+    /// after the latest context).
+    pub status: &'static str,
+    /// Why, in a sentence.
+    pub reason: String,
+    /// Its value now, with the factors and their explanations.
+    pub value: ChunkValue,
+}
+
+struct PendingCall {
+    input: Vec<ChunkId>,
+    usage: Option<Usage>,
+}
+
+/// The pool. See the module docs.
+pub struct Pool {
+    options: PoolOptions,
+    builder: TraceBuilder,
+    counter: TokenCounter,
+    engine: Engine,
+    input_usd_per_mtok: Option<f64>,
+    messages: Vec<StoredMessage>,
+    /// Chunk id -> message index.
+    chunk_message: Vec<u32>,
+    pending: Option<PendingCall>,
+    last: Option<Decision>,
+    pool_tokens: u64,
+    stats: PoolStats,
+    dropped: std::collections::HashSet<ChunkId>,
+    warnings: Vec<String>,
+    /// Chunks added when the latest context was decided.
+    decided_chunks: u32,
+}
+
+const MAX_WARNINGS: usize = 100;
+
+impl Pool {
+    /// A pool. Fails on an unknown model, an invalid policy, or a summarizing policy without a
+    /// summarizer.
+    pub fn new(mut options: PoolOptions) -> Result<Pool, PoolError> {
+        if options.budget == 0 {
+            return Err(PoolError::Options(
+                "budget must be a positive number of tokens".into(),
+            ));
+        }
+        let counter = counter_for(options.model.as_deref())?;
+        if !options.summarizer {
+            if options.policy.strategy == Strategy::LettaSummarize {
+                return Err(PoolError::NeedsSummarizer(options.policy.name.clone()));
+            }
+            // Without a summarizer the summary action is unavailable, never modeled.
+            options.policy.compress.summary = None;
+        }
+        let prices = PriceTable::builtin();
+        let input_usd_per_mtok = options
+            .model
+            .as_deref()
+            .and_then(|m| prices.lookup(m))
+            .and_then(|(_, p)| p.input);
+        let engine = Engine::new(
+            options.policy.clone(),
+            EngineOptions {
+                budget: options.budget,
+                input_usd_per_mtok,
+            },
+            counter,
+        )?;
+        let mut builder = TraceBuilder::new("live", "memlens");
+        builder.set_model(options.model.clone());
+        let stats = PoolStats {
+            policy: options.policy.name.clone(),
+            budget: options.budget,
+            model: options.model.clone(),
+            encoding: counter.choice().encoding.name(),
+            tokens_estimated: counter.choice().estimated,
+            est_input_cost_usd: input_usd_per_mtok.map(|_| 0.0),
+            full_input_cost_usd: input_usd_per_mtok.map(|_| 0.0),
+            ..PoolStats::default()
+        };
+        Ok(Pool {
+            options,
+            builder,
+            counter,
+            engine,
+            input_usd_per_mtok,
+            messages: Vec::new(),
+            chunk_message: Vec::new(),
+            pending: None,
+            last: None,
+            pool_tokens: 0,
+            stats,
+            dropped: Default::default(),
+            warnings: Vec::new(),
+            decided_chunks: 0,
+        })
+    }
+
+    /// The token counter (its encoding follows the model).
+    pub fn counter(&self) -> &TokenCounter {
+        &self.counter
+    }
+
+    fn warn(&mut self, w: String) {
+        if self.warnings.len() < MAX_WARNINGS {
+            self.warnings.push(w);
+        }
+    }
+
+    /// Adds one message; returns its chunk ids. An assistant message added after `context()`
+    /// is recorded as that call's output (for `export`).
+    pub fn add(&mut self, value: Value) -> Result<Vec<u32>, PoolError> {
+        let parsed = live::parse_message(&value, self.options.dialect)?;
+        let index = self.messages.len() as u32;
+        for w in parsed.warnings {
+            self.warn(format!("message {index}: {w}"));
+        }
+        let is_assistant = parsed.message.role_name == "assistant";
+        let before = self.builder.warnings().len();
+        let ids = self.builder.push_message(parsed.message, None);
+        let new_warnings: Vec<String> = self.builder.warnings()[before..].to_vec();
+        for w in new_warnings {
+            self.warn(format!("message {index}: {w}"));
+        }
+        for &id in &ids {
+            let Some(chunk) = self.builder.chunk_mut(id) else {
+                continue;
+            };
+            count_chunk(chunk, &self.counter);
+            self.pool_tokens += u64::from(chunk.tokens);
+            self.chunk_message.push(index);
+            let chunk = &self.builder.trace().chunks[id.0 as usize];
+            self.engine.add(chunk);
+        }
+        if is_assistant {
+            if let Some(call) = self.pending.take() {
+                self.builder.push_call(
+                    call.input,
+                    ids.clone(),
+                    CallInfo {
+                        model: self.options.model.clone(),
+                        usage: call.usage,
+                        ..CallInfo::default()
+                    },
+                );
+            }
+        }
+        self.messages.push(StoredMessage {
+            slots: render::layout(&value, parsed.dialect),
+            value,
+            dialect: parsed.dialect,
+            chunks: ids.clone(),
+        });
+        self.stats.messages += 1;
+        self.stats.chunks += ids.len() as u32;
+        Ok(ids.iter().map(|c| c.0).collect())
+    }
+
+    /// Decides the context for the next call (the newest user message is the query unless
+    /// `query` is given).
+    pub fn context(&mut self, query: Option<&str>) -> PoolContext {
+        let d = self.engine.context(query);
+        self.decided_chunks = self.chunk_message.len() as u32;
+        let input: Vec<ChunkId> = d.chunk_ids().collect();
+        self.pending = Some(PendingCall { input, usage: None });
+        let items = self.render(&d);
+        self.stats.calls += 1;
+        self.stats.context_tokens = d.tokens;
+        self.stats.compressed = d.compressed.len() as u32;
+        self.stats.over_budget_calls += u32::from(d.over_budget);
+        self.stats.sent_tokens += d.tokens;
+        self.stats.full_tokens += d.full_tokens;
+        if let Some(p) = self.input_usd_per_mtok {
+            if let Some(c) = self.stats.est_input_cost_usd.as_mut() {
+                *c += d.tokens as f64 * p / 1e6;
+            }
+            if let Some(c) = self.stats.full_input_cost_usd.as_mut() {
+                *c += d.full_tokens as f64 * p / 1e6;
+            }
+        }
+        self.dropped.extend(d.evicted.iter().copied());
+        self.stats.dropped = self.dropped.len() as u32;
+        let ctx = PoolContext {
+            items,
+            tokens: d.tokens,
+            full_tokens: d.full_tokens,
+            over_budget: d.over_budget,
+            compressed: d.compressed.iter().map(|c| c.0).collect(),
+            evicted: d.evicted.iter().map(|c| c.0).collect(),
+            retrieved: d.retrieved.iter().map(|c| c.0).collect(),
+        };
+        self.last = Some(d);
+        ctx
+    }
+
+    /// The latest decision of the engine (chunk level), for tests and explanations.
+    pub fn last_decision(&self) -> Option<&Decision> {
+        self.last.as_ref()
+    }
+
+    fn render(&self, d: &Decision) -> Vec<Rendered> {
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < d.entries.len() {
+            let entry = &d.entries[i];
+            let Some(chunk) = entry.chunk else {
+                if let EntryForm::Summary { covers } = &entry.form {
+                    let mut messages: Vec<u32> = covers
+                        .iter()
+                        .filter_map(|c| self.chunk_message.get(c.0 as usize).copied())
+                        .collect();
+                    messages.dedup();
+                    out.push(Rendered::Summary {
+                        covers: messages,
+                        tokens: entry.tokens,
+                    });
+                }
+                i += 1;
+                continue;
+            };
+            let message = self.chunk_message[chunk.0 as usize];
+            // The run of entries from this message.
+            let mut j = i;
+            while j < d.entries.len()
+                && d.entries[j]
+                    .chunk
+                    .is_some_and(|c| self.chunk_message[c.0 as usize] == message)
+            {
+                j += 1;
+            }
+            out.extend(self.render_message(message, &d.entries[i..j]));
+            i = j;
+        }
+        out
+    }
+
+    fn render_message(&self, message: u32, entries: &[ContextEntry]) -> Option<Rendered> {
+        let stored = &self.messages[message as usize];
+        let states: Vec<PartState> = stored
+            .chunks
+            .iter()
+            .map(|&c| match entries.iter().find(|e| e.chunk == Some(c)) {
+                None => PartState::Drop,
+                Some(e) => match (&e.form, &e.text) {
+                    (EntryForm::Compressed { .. }, Some(text)) => PartState::Replace(text.clone()),
+                    _ => PartState::Keep,
+                },
+            })
+            .collect();
+        if states.iter().all(|s| *s == PartState::Keep) {
+            return Some(Rendered::Original { message });
+        }
+        let tool_calls: Vec<bool> = stored
+            .chunks
+            .iter()
+            .map(|&c| self.builder.trace().chunks[c.0 as usize].category == Category::ToolCall)
+            .collect();
+        let value = render::patch(
+            &stored.value,
+            stored.dialect,
+            &stored.slots,
+            &states,
+            &tool_calls,
+        )?;
+        Some(Rendered::Patched { message, value })
+    }
+
+    /// Records the provider's usage of the latest call (before or after its reply is added).
+    pub fn record_usage(&mut self, usage: Usage) {
+        self.stats.reported_input_tokens += usage.input_tokens.unwrap_or(0);
+        self.stats.reported_output_tokens += usage.output_tokens.unwrap_or(0);
+        match self.pending.as_mut() {
+            Some(p) => p.usage = Some(usage),
+            None => {
+                if let Some(call) = self.builder.last_call_mut() {
+                    call.usage = Some(usage).filter(|u| !u.is_empty());
+                }
+            }
+        }
+    }
+
+    /// Labels a chunk for the value engine (`important` also protects it).
+    pub fn label(&mut self, chunk: u32, label: Option<Label>) -> Result<(), PoolError> {
+        let id = self.known(chunk)?;
+        self.engine.label(id, label);
+        Ok(())
+    }
+
+    fn known(&self, chunk: u32) -> Result<ChunkId, PoolError> {
+        if (chunk as usize) < self.chunk_message.len() {
+            Ok(ChunkId(chunk))
+        } else {
+            Err(PoolError::UnknownChunk(chunk))
+        }
+    }
+
+    /// Why a chunk is (not) in the latest context, with its value factors.
+    pub fn explain(&self, chunk: u32) -> Result<Explanation, PoolError> {
+        let id = self.known(chunk)?;
+        let c = &self.builder.trace().chunks[id.0 as usize];
+        let query = self.newest_user_text();
+        let ve = self.engine.value_engine();
+        let relevance = query.as_deref().map_or(0.0, |q| {
+            ve.relevance(q, &[id]).first().copied().unwrap_or(0.0)
+        });
+        let value = ve.score(id, self.engine.calls(), None, relevance);
+        let entry = self
+            .last
+            .as_ref()
+            .and_then(|d| d.entries.iter().find(|e| e.chunk == Some(id)));
+        // Chunks added after the latest decision have higher ids than every chunk it saw.
+        let decided = self.last.is_some() && id.0 < self.decided_chunks;
+        let (status, reason) = match (entry.map(|e| &e.form), decided) {
+            (_, false) => ("pending", "added after the latest context was decided".to_string()),
+            (Some(EntryForm::Compressed { kind }), _) => (
+                "compressed",
+                format!("sent compressed ({kind:?}) to fit the budget"),
+            ),
+            (Some(EntryForm::Retrieved), _) => (
+                "retrieved",
+                "brought back from the archive: relevant to the current query".to_string(),
+            ),
+            (Some(_), _) => ("kept", keep_reason(c.category, &value)),
+            (None, _) => (
+                "dropped",
+                format!(
+                    "dropped by the {} policy under a budget of {} tokens (value {:.2}, {:.2} per 1k tokens)",
+                    self.options.policy.name, self.options.budget, value.value, value.value_per_1k_tokens
+                ),
+            ),
+        };
+        Ok(Explanation {
+            chunk,
+            message: self.chunk_message[id.0 as usize],
+            category: c.category,
+            tokens: c.tokens,
+            status,
+            reason,
+            value,
+        })
+    }
+
+    fn newest_user_text(&self) -> Option<String> {
+        self.builder
+            .trace()
+            .chunks
+            .iter()
+            .rev()
+            .find(|c| c.category == Category::User)
+            .map(|c| c.content.clone())
+    }
+
+    /// Running totals.
+    pub fn stats(&self) -> PoolStats {
+        let mut s = self.stats.clone();
+        s.pool_tokens = self.pool_tokens + u64::from(tokens::REPLY_PRIMING_TOKENS);
+        s.warnings = self.warnings.clone();
+        s
+    }
+
+    /// The run so far in the native MemLens format (JSON Lines), loadable in the web app.
+    pub fn export(&self) -> String {
+        let trace = self.builder.trace().clone();
+        memlens_import::native::write(std::slice::from_ref(&trace))
+    }
+}
+
+fn keep_reason(category: Category, value: &ChunkValue) -> String {
+    match category {
+        Category::System => "kept: the system prompt is always kept".to_string(),
+        _ if value.factors.pinned >= 1.0 => "kept: pinned (labelled important or protected)".into(),
+        _ => format!(
+            "kept: fits the budget at value {:.2} ({:.2} per 1k tokens)",
+            value.value, value.value_per_1k_tokens
+        ),
+    }
+}

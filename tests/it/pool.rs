@@ -1,0 +1,267 @@
+//! The npm package's live pool (crates/memlens-wasm, natively): fed the real tau-bench messages
+//! turn by turn it decides exactly like `memlens simulate`; the messages it renders are valid for
+//! the provider on random streams; bad input is an error, never a panic.
+
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
+
+use memlens_core::cost::PriceTable;
+use memlens_core::policy::PolicyConfig;
+use memlens_core::references::detect;
+use memlens_core::simulate::simulate_trace;
+use memlens_wasm::pool::{Pool, PoolError, PoolOptions, Rendered};
+use proptest::prelude::*;
+use serde_json::{json, Value};
+use std::collections::HashSet;
+
+fn pool(policy: &str, budget: u32, summarizer: bool) -> Pool {
+    Pool::new(PoolOptions {
+        model: Some("gpt-4o".into()),
+        budget,
+        policy: PolicyConfig::builtin(policy).expect("built-in policy"),
+        summarizer,
+        dialect: None,
+    })
+    .expect("valid pool options")
+}
+
+/// The messages a rendered context stands for, as the provider would receive them.
+fn materialize(added: &[Value], items: &[Rendered]) -> Vec<Value> {
+    items
+        .iter()
+        .map(|it| match it {
+            Rendered::Original { message } => added[*message as usize].clone(),
+            Rendered::Patched { value, .. } => value.clone(),
+            Rendered::Summary { .. } => json!({"role": "system", "content": "summary"}),
+        })
+        .collect()
+}
+
+/// OpenAI's validity rules on a message list: every tool result answers a tool call of the
+/// closest assistant message before it, and every tool call is answered.
+fn check_openai(messages: &[Value]) -> Result<(), String> {
+    let mut open: HashSet<String> = HashSet::new();
+    for (i, m) in messages.iter().enumerate() {
+        match m["role"].as_str() {
+            Some("tool") => {
+                let id = m["tool_call_id"].as_str().unwrap_or_default();
+                if !open.remove(id) {
+                    return Err(format!(
+                        "message {i}: tool result {id:?} answers no open call"
+                    ));
+                }
+            }
+            _ => {
+                if !open.is_empty() {
+                    return Err(format!("message {i}: calls {open:?} left unanswered"));
+                }
+                for c in m["tool_calls"].as_array().into_iter().flatten() {
+                    open.insert(c["id"].as_str().unwrap_or_default().to_string());
+                }
+            }
+        }
+    }
+    if open.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("calls {open:?} left unanswered at the end"))
+    }
+}
+
+#[test]
+fn fed_turn_by_turn_the_pool_decides_like_the_simulator_on_tau_bench() {
+    let path = crate::root().join("../shared/data/traces/tau-bench-gpt-4o-airline.json");
+    let bytes = std::fs::read(&path).expect("the shared tau-bench file");
+    let raw: Vec<Value> = serde_json::from_slice(&bytes).expect("tau-bench JSON");
+    let mut traces = crate::import_path(&path).expect("import").traces;
+    for t in &mut traces {
+        t.model = Some("gpt-4o".into());
+    }
+    let prices = PriceTable::builtin();
+    let mut compared = 0;
+    for (policy, summarizer) in [
+        ("value", false),
+        ("window", false),
+        ("recall", false),
+        ("value-compress", false),
+        ("langchain-trim", false),
+        ("anthropic-clear-tool-uses", false),
+        ("letta-summarize", true),
+    ] {
+        let config = PolicyConfig::builtin(policy).expect("built-in");
+        for (record, trace) in raw.iter().zip(&traces).take(60) {
+            let graph = detect(trace);
+            let sim = simulate_trace(trace, &graph, &config, 4000, &prices).expect("simulate");
+            let mut p = pool(policy, 4000, summarizer);
+            let messages = record["traj"].as_array().expect("traj");
+            let mut calls = sim.calls.iter();
+            for m in messages {
+                if m["role"] == "assistant" {
+                    let ctx = p.context(None);
+                    let want = calls
+                        .next()
+                        .expect("one simulated call per assistant message");
+                    assert_eq!(
+                        (
+                            ctx.tokens,
+                            ctx.evicted.len() as u32,
+                            ctx.compressed.len() as u32,
+                            ctx.over_budget
+                        ),
+                        (
+                            want.input_tokens,
+                            want.evictions,
+                            want.compressions,
+                            want.over_budget
+                        ),
+                        "{policy} on {}: call {}",
+                        trace.id,
+                        want.index
+                    );
+                    compared += 1;
+                }
+                p.add(m.clone()).expect("tau-bench messages are valid");
+            }
+            assert!(calls.next().is_none(), "{}: every call replayed", trace.id);
+        }
+    }
+    assert!(compared > 5000, "compared {compared} calls");
+}
+
+#[derive(Debug, Clone)]
+enum Step {
+    User(usize),
+    Assistant(usize),
+    Tools(Vec<usize>),
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        (1usize..80).prop_map(Step::User),
+        (1usize..80).prop_map(Step::Assistant),
+        prop::collection::vec(1usize..300, 1..4).prop_map(Step::Tools),
+    ]
+}
+
+fn words(n: usize, seed: usize) -> String {
+    (0..n)
+        .map(|i| format!("w{}", (i * 7 + seed * 13) % 97))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+    #[test]
+    fn rendered_contexts_are_valid_openai_message_lists(
+        steps in prop::collection::vec(step(), 1..30),
+        budget in 40u32..3000,
+        which in 0usize..5,
+    ) {
+        let policy = ["value", "window", "value-compress", "recall", "value-offload"][which];
+        let mut p = pool(policy, budget, false);
+        let mut added = vec![json!({"role": "system", "content": "You are a careful agent."})];
+        p.add(added[0].clone()).unwrap();
+        let mut newest_user = None;
+        let mut call_id = 0;
+        for (k, s) in steps.iter().enumerate() {
+            let mut batch = Vec::new();
+            match s {
+                Step::User(n) => batch.push(json!({"role": "user", "content": words(*n, k)})),
+                Step::Assistant(n) => batch.push(json!({"role": "assistant", "content": words(*n, k)})),
+                Step::Tools(sizes) => {
+                    let ids: Vec<String> = sizes.iter().map(|_| { call_id += 1; format!("call_{call_id}") }).collect();
+                    batch.push(json!({"role": "assistant", "content": null, "tool_calls": ids.iter().map(|id| json!(
+                        {"id": id, "type": "function", "function": {"name": "lookup", "arguments": format!("{{\"q\": \"{id}\"}}")}})).collect::<Vec<_>>()}));
+                    for (id, n) in ids.iter().zip(sizes) {
+                        batch.push(json!({"role": "tool", "tool_call_id": id, "content": words(*n, k)}));
+                    }
+                }
+            }
+            for m in batch {
+                if m["role"] == "user" { newest_user = Some(added.len()); }
+                p.add(m.clone()).unwrap();
+                added.push(m);
+            }
+            let ctx = p.context(None);
+            let sent = materialize(&added, &ctx.items);
+            prop_assert_eq!(check_openai(&sent), Ok(()));
+            prop_assert!(matches!(ctx.items.first(), Some(Rendered::Original { message: 0 })), "system prompt first");
+            if let Some(u) = newest_user {
+                prop_assert!(ctx.items.iter().any(|it| matches!(it, Rendered::Original { message } if *message as usize == u)), "newest user turn kept");
+            }
+            prop_assert!(ctx.tokens <= u64::from(budget) || ctx.over_budget);
+        }
+    }
+}
+
+#[test]
+fn bad_input_is_an_error_with_a_clear_message() {
+    let opts = |model: &str, policy: &str, summarizer: bool| PoolOptions {
+        model: Some(model.into()),
+        budget: 1000,
+        policy: PolicyConfig::builtin(policy).expect("built-in"),
+        summarizer,
+        dialect: None,
+    };
+    let err = Pool::new(opts("my-own-llm", "value", false))
+        .err()
+        .expect("unknown model");
+    assert!(matches!(err, PoolError::UnknownModel(_)), "{err}");
+    assert!(err.to_string().contains("my-own-llm"));
+    // Claude is priced: counted (estimated) with o200k.
+    assert!(Pool::new(opts("claude-sonnet-4-5", "value", false)).is_ok());
+    let err = Pool::new(opts("gpt-4o", "letta-summarize", false))
+        .err()
+        .expect("needs summarizer");
+    assert!(err.to_string().contains("summarizer"), "{err}");
+
+    let mut p = pool("value", 1000, false);
+    for bad in [
+        json!(3),
+        json!({"content": "x"}),
+        json!({"role": 7}),
+        json!([]),
+    ] {
+        let e = p.add(bad.clone()).expect_err("invalid message");
+        assert!(e.to_string().starts_with("invalid message"), "{bad}: {e}");
+    }
+    assert!(p.explain(99).is_err());
+    assert!(p.label(99, None).is_err());
+}
+
+#[test]
+fn export_is_native_format_the_importers_read_back() {
+    let mut p = pool("window", 60, false);
+    p.add(json!({"role": "system", "content": "Be brief."}))
+        .unwrap();
+    for i in 0..6 {
+        p.add(
+            json!({"role": "user", "content": format!("question {i} about the weather in Lisbon")}),
+        )
+        .unwrap();
+        p.context(None);
+        p.record_usage(memlens_core::Usage {
+            input_tokens: Some(50),
+            ..Default::default()
+        });
+        p.add(json!({"role": "assistant", "content": format!("answer {i}: sunny")}))
+            .unwrap();
+    }
+    let text = p.export();
+    let back = memlens_import::import("pool.jsonl", text.as_bytes(), &Default::default())
+        .expect("reads back");
+    assert_eq!(back.format, "memlens");
+    let t = &back.traces[0];
+    assert_eq!(t.calls.len(), 6);
+    assert_eq!(t.chunks.len(), 13);
+    assert_eq!(
+        t.calls[0].usage.as_ref().and_then(|u| u.input_tokens),
+        Some(50)
+    );
+    // The window dropped early turns: the recorded inputs are what was sent, not everything.
+    assert!(t.calls[5].input.len() < 12, "{:?}", t.calls[5].input);
+    let stats = p.stats();
+    assert_eq!(stats.calls, 6);
+    assert!(stats.dropped > 0 && stats.sent_tokens < stats.full_tokens);
+    assert_eq!(stats.reported_input_tokens, 300);
+}
