@@ -1,0 +1,182 @@
+//! Labels: important/useless marks on chunks, kept in local storage per trace, exported and
+//! imported as files, and used to fit the value weights (`memlens_core::value::fit_weights`).
+
+use super::fmt::int;
+use super::sim::download;
+use super::{ctx, storage, Ctx, Data};
+use leptos::prelude::*;
+use memlens_core::value::{agreement, fit_weights, Factors, FitReport, Label, ValueConfig};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// The labels file.
+#[derive(Serialize, Deserialize)]
+struct LabelFile {
+    file: String,
+    trace: String,
+    labels: BTreeMap<String, Label>,
+}
+
+fn key(ctx: &Ctx) -> Option<String> {
+    let loaded = ctx.loaded.get_untracked()?;
+    let trace = loaded.traces.get(ctx.trace.get_untracked()?)?;
+    Some(format!("memlens.labels:{}:{}", loaded.name, trace.id))
+}
+
+/// The stored labels of the current trace.
+pub fn load(ctx: &Ctx) -> BTreeMap<String, Label> {
+    key(ctx)
+        .and_then(|k| storage()?.get_item(&k).ok().flatten())
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or_default()
+}
+
+/// Stores the current trace's labels.
+pub fn save(ctx: &Ctx) {
+    if let (Some(k), Some(s)) = (key(ctx), storage()) {
+        let text = ctx
+            .labels
+            .with_untracked(|l| serde_json::to_string(l).unwrap_or_default());
+        let _ = s.set_item(&k, &text);
+    }
+}
+
+fn report_rows(before: &FitReport, after: &FitReport) -> impl IntoView {
+    let names = Factors::NAMES;
+    let b = before.weights.to_array();
+    let a = after.weights.to_array();
+    let weights = names
+        .iter()
+        .zip(b)
+        .zip(a)
+        .map(|((n, b), a)| view! { <tr><td>{*n}</td><td class="num">{format!("{b:.3}")}</td><td class="num">{format!("{a:.3}")}</td></tr> })
+        .collect_view();
+    let m = |r: &FitReport| {
+        format!(
+            "precision {:.2} · recall {:.2} · accuracy {:.2} · AUC {:.2} (threshold {:.2})",
+            r.precision, r.recall, r.accuracy, r.auc, r.threshold
+        )
+    };
+    view! {
+        <p id="fit-before">"Current weights: "{m(before)}</p>
+        <p id="fit-after">"Fitted weights: "{m(after)}</p>
+        <table class="compact" id="fit-weights"><thead><tr><th>"factor"</th><th>"current"</th><th>"fitted"</th></tr></thead><tbody>{weights}</tbody></table>
+    }
+}
+
+/// The labels view.
+#[component]
+pub fn Labels(data: Arc<Data>) -> impl IntoView {
+    let ctx = ctx();
+    let fit = RwSignal::new(None::<(FitReport, FitReport)>);
+    let d = data.clone();
+    let samples = move || -> Vec<(Factors, Label)> {
+        ctx.labels.with(|labels| {
+            d.analysis
+                .chunks
+                .iter()
+                .filter_map(|c| labels.get(&c.key).map(|&l| (c.factors, l)))
+                .collect()
+        })
+    };
+    let run_fit = {
+        let samples = samples.clone();
+        move |_| {
+            let s = samples();
+            let base = ctx.options.get_untracked().value;
+            fit.set(Some((agreement(&s, &base), fit_weights(&s, &base))));
+        }
+    };
+    let apply = move |_| {
+        if let Some((_, after)) = fit.get_untracked() {
+            ctx.options.update(|o| o.value.weights = after.weights);
+            ctx.reanalyze();
+        }
+    };
+    let reset = move |_| {
+        ctx.options.update(|o| o.value = ValueConfig::default());
+        fit.set(None);
+        ctx.reanalyze();
+    };
+    let trace_id = data.analysis.summary.id.clone();
+    let export = move |_| {
+        let file = LabelFile {
+            file: ctx
+                .loaded
+                .get_untracked()
+                .map(|l| l.name.clone())
+                .unwrap_or_default(),
+            trace: trace_id.clone(),
+            labels: ctx.labels.get_untracked(),
+        };
+        if let Ok(text) = serde_json::to_string_pretty(&file) {
+            download(
+                &format!("{}.labels.json", file.trace),
+                &text,
+                "application/json",
+            );
+        }
+    };
+    let import = move |ev: leptos::ev::Event| {
+        let input: web_sys::HtmlInputElement = event_target(&ev);
+        let Some(file) = input.files().and_then(|f| f.get(0)) else {
+            return;
+        };
+        input.set_value("");
+        wasm_bindgen_futures::spawn_local(async move {
+            let text = wasm_bindgen_futures::JsFuture::from(file.text())
+                .await
+                .ok()
+                .and_then(|t| t.as_string())
+                .unwrap_or_default();
+            match serde_json::from_str::<LabelFile>(&text) {
+                Ok(f) => {
+                    ctx.labels.update(|l| l.extend(f.labels));
+                    save(&ctx);
+                }
+                Err(e) => ctx.error.set(Some(format!("Not a labels file: {e}"))),
+            }
+        });
+    };
+    let d = data.clone();
+    let list = move || {
+        ctx.labels.with(|labels| {
+            d.analysis
+                .chunks
+                .iter()
+                .filter_map(|c| labels.get(&c.key).map(|l| (c, *l)))
+                .map(|(c, l)| {
+                    let id = c.id;
+                    view! {
+                        <tr class="pick" on:click=move |_| { ctx.chunk.set(Some(id)); ctx.view.set(super::View::Chunks); }>
+                            <td>{c.key.clone()}</td><td>{c.category.as_str()}</td>
+                            <td>{if l == Label::Important { "★ important" } else { "✗ useless" }}</td>
+                            <td class="num">{int(c.tokens)}</td><td class="num">{format!("{:.3}", c.value)}</td>
+                            <td class="preview">{c.preview.clone()}</td>
+                        </tr>
+                    }
+                })
+                .collect_view()
+        })
+    };
+    let count = move || samples().len();
+    view! {
+        <section class="labels">
+            <p class="muted">"Mark chunks important or useless in the chunk detail panel (Chunks view). Labels are kept in this browser's local storage for this file and trace."</p>
+            <div class="sim-form">
+                <span id="label-count">{move || format!("{} labelled chunk(s)", count())}</span>
+                <button id="fit" on:click=run_fit>"Fit weights from labels"</button>
+                <button id="apply-fit" on:click=apply disabled=move || fit.get().is_none()>"Use the fitted weights"</button>
+                <button on:click=reset>"Default weights"</button>
+                <button id="export-labels" on:click=export>"Export labels"</button>
+                <label class="button">"Import labels"<input type="file" accept=".json" on:change=import hidden/></label>
+            </div>
+            {move || fit.get().map(|(b, a)| report_rows(&b, &a))}
+            <table class="compact" id="label-list">
+                <thead><tr><th>"chunk"</th><th>"category"</th><th>"label"</th><th>"tokens"</th><th>"value"</th><th>"preview"</th></tr></thead>
+                <tbody>{list}</tbody>
+            </table>
+        </section>
+    }
+}

@@ -1,0 +1,939 @@
+//! The page: state, the worker bridge, loading (drop, open, paste, sample, `#url=`), keyboard,
+//! theme and the URL hash. The views are in the submodules.
+
+pub mod fmt;
+mod labels;
+mod sim;
+mod views;
+
+use crate::protocol::{Request, Response};
+use leptos::ev;
+use leptos::prelude::*;
+use memlens_core::analysis::{Analysis, AnalysisOptions, ContextDiff, SimView, TraceEntry};
+use memlens_core::value::Label;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+/// The sample trace (written for MemLens: an OpenAI-format support agent with tool calls).
+pub const SAMPLE: &str = include_str!("../../sample/support-agent.json");
+/// The sample's file name.
+pub const SAMPLE_NAME: &str = "sample-support-agent.json";
+
+/// The views, in keyboard order (1-7).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum View {
+    /// Key numbers and the growth chart.
+    Overview,
+    /// The chunk table.
+    Chunks,
+    /// Value heatmap.
+    Heatmap,
+    /// Cost attribution.
+    Cost,
+    /// Access graph.
+    Graph,
+    /// Policy simulator.
+    Simulator,
+    /// Labels and weight fitting.
+    Labels,
+}
+
+impl View {
+    /// Every view in order.
+    pub const ALL: [View; 7] = [
+        View::Overview,
+        View::Chunks,
+        View::Heatmap,
+        View::Cost,
+        View::Graph,
+        View::Simulator,
+        View::Labels,
+    ];
+
+    /// Name in the URL and the tabs' ids.
+    pub fn slug(self) -> &'static str {
+        match self {
+            View::Overview => "overview",
+            View::Chunks => "chunks",
+            View::Heatmap => "heatmap",
+            View::Cost => "cost",
+            View::Graph => "graph",
+            View::Simulator => "simulator",
+            View::Labels => "labels",
+        }
+    }
+
+    /// Tab title.
+    pub fn title(self) -> &'static str {
+        match self {
+            View::Overview => "Overview",
+            View::Chunks => "Chunks",
+            View::Heatmap => "Value heatmap",
+            View::Cost => "Cost",
+            View::Graph => "Access graph",
+            View::Simulator => "Policy simulator",
+            View::Labels => "Labels",
+        }
+    }
+
+    fn from_slug(s: &str) -> Option<View> {
+        View::ALL.into_iter().find(|v| v.slug() == s)
+    }
+}
+
+/// A loaded file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Loaded {
+    /// File name.
+    pub name: String,
+    /// Importer.
+    pub format: String,
+    /// The traces.
+    pub traces: Vec<TraceEntry>,
+    /// Kept warnings.
+    pub warnings: Vec<String>,
+    /// All warnings.
+    pub warning_count: usize,
+    /// Size.
+    pub bytes: u64,
+    /// Import time in the worker, ms.
+    pub millis: f64,
+}
+
+/// One trace's analysis and its chunks' content.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Data {
+    /// Index of the trace in the file.
+    pub trace: usize,
+    /// The analysis.
+    pub analysis: Analysis,
+    /// Chunk contents, indexed like the chunks.
+    pub contents: Vec<String>,
+}
+
+/// Import progress.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Progress {
+    /// Stage.
+    pub stage: String,
+    /// Percent.
+    pub percent: u32,
+    /// Bytes.
+    pub bytes: u64,
+    /// When the load started (ms since epoch).
+    pub started: f64,
+}
+
+/// The app's state: signals, shared through the context.
+#[derive(Clone, Copy)]
+pub struct Ctx {
+    worker: StoredValue<Option<web_sys::Worker>, LocalStorage>,
+    queue: StoredValue<Vec<js_sys::Object>, LocalStorage>,
+    ready: RwSignal<bool>,
+    /// Import progress while loading.
+    pub progress: RwSignal<Option<Progress>>,
+    /// A running request other than import ("simulating…").
+    pub busy: RwSignal<Option<String>>,
+    /// The last error, shown until dismissed.
+    pub error: RwSignal<Option<String>>,
+    /// The loaded file.
+    pub loaded: RwSignal<Option<Arc<Loaded>>>,
+    /// The selected trace.
+    pub trace: RwSignal<Option<usize>>,
+    /// Its analysis.
+    pub data: RwSignal<Option<Arc<Data>>>,
+    /// Current view.
+    pub view: RwSignal<View>,
+    /// The chunk open in the detail panel.
+    pub chunk: RwSignal<Option<u32>>,
+    /// Simulator: policy text (JSON or TOML).
+    pub policy_text: RwSignal<String>,
+    /// Simulator: built-in policy chosen (or "custom").
+    pub policy_name: RwSignal<String>,
+    /// Simulator: budget.
+    pub budget: RwSignal<u32>,
+    /// Last replay.
+    pub sim: RwSignal<Option<SimView>>,
+    /// Last sweep.
+    pub sweep: RwSignal<Vec<SimView>>,
+    /// Last comparison.
+    pub compare: RwSignal<Vec<SimView>>,
+    /// Last context diff.
+    pub diff: RwSignal<Option<ContextDiff>>,
+    /// Labels of the current trace, by chunk key.
+    pub labels: RwSignal<BTreeMap<String, Label>>,
+    /// Value settings for analysis.
+    pub options: RwSignal<AnalysisOptions>,
+    /// Help overlay open.
+    pub help: RwSignal<bool>,
+    /// A file is dragged over the page.
+    pub dragging: RwSignal<bool>,
+    /// "light" or "dark".
+    pub theme: RwSignal<String>,
+    /// The trace picker is open.
+    pub picker: RwSignal<bool>,
+    /// Analysis time of the current trace, ms.
+    pub analysis_millis: RwSignal<f64>,
+    /// URL given with `#url=` (kept in the hash).
+    pub source_url: RwSignal<Option<String>>,
+    /// Trace index asked for by the hash, applied once the file is loaded.
+    pending_trace: StoredValue<Option<usize>>,
+}
+
+/// The app's state.
+pub fn ctx() -> Ctx {
+    expect_context::<Ctx>()
+}
+
+fn window() -> Option<web_sys::Window> {
+    web_sys::window()
+}
+
+impl Ctx {
+    fn new() -> Ctx {
+        Ctx {
+            worker: StoredValue::new_local(None),
+            queue: StoredValue::new_local(Vec::new()),
+            ready: RwSignal::new(false),
+            progress: RwSignal::new(None),
+            busy: RwSignal::new(None),
+            error: RwSignal::new(None),
+            loaded: RwSignal::new(None),
+            trace: RwSignal::new(None),
+            data: RwSignal::new(None),
+            view: RwSignal::new(View::Overview),
+            chunk: RwSignal::new(None),
+            policy_text: RwSignal::new(
+                memlens_core::policy::PolicyConfig::builtin("value")
+                    .map(|p| p.to_json())
+                    .unwrap_or_default(),
+            ),
+            policy_name: RwSignal::new("value".into()),
+            budget: RwSignal::new(4000),
+            sim: RwSignal::new(None),
+            sweep: RwSignal::new(Vec::new()),
+            compare: RwSignal::new(Vec::new()),
+            diff: RwSignal::new(None),
+            labels: RwSignal::new(BTreeMap::new()),
+            options: RwSignal::new(AnalysisOptions::default()),
+            help: RwSignal::new(false),
+            dragging: RwSignal::new(false),
+            theme: RwSignal::new("light".into()),
+            picker: RwSignal::new(false),
+            analysis_millis: RwSignal::new(0.0),
+            source_url: RwSignal::new(None),
+            pending_trace: StoredValue::new(None),
+        }
+    }
+
+    /// Sends a request to the worker (queued until it is ready).
+    pub fn send(&self, request: &Request, payload: JsValue) {
+        let Ok(json) = serde_json::to_string(request) else {
+            self.error.set(Some("cannot encode the request".into()));
+            return;
+        };
+        let message = js_sys::Object::new();
+        let _ = js_sys::Reflect::set(&message, &"json".into(), &json.into());
+        let _ = js_sys::Reflect::set(&message, &"payload".into(), &payload);
+        if self.ready.get_untracked() {
+            self.worker.with_value(|w| {
+                if let Some(w) = w {
+                    if w.post_message(&message).is_err() {
+                        self.error
+                            .set(Some("the worker did not take the request".into()));
+                    }
+                }
+            });
+        } else {
+            self.queue.update_value(|q| q.push(message));
+        }
+    }
+
+    /// Imports a file's content (a `File`, bytes or a string) in the worker.
+    pub fn load(&self, name: String, payload: JsValue) {
+        self.error.set(None);
+        self.progress.set(Some(Progress {
+            stage: "starting".into(),
+            percent: 0,
+            bytes: 0,
+            started: js_sys::Date::now(),
+        }));
+        self.send(&Request::Import { name }, payload);
+    }
+
+    /// Loads the bundled sample.
+    pub fn load_sample(&self) {
+        self.load(SAMPLE_NAME.into(), JsValue::from_str(SAMPLE));
+    }
+
+    /// Selects a trace and asks for its analysis.
+    pub fn select_trace(&self, index: usize) {
+        self.trace.set(Some(index));
+        self.picker.set(false);
+        self.chunk.set(None);
+        self.sim.set(None);
+        self.sweep.set(Vec::new());
+        self.compare.set(Vec::new());
+        self.diff.set(None);
+        self.labels.set(labels::load(self));
+        self.busy.set(Some("analyzing the trace…".into()));
+        self.send(
+            &Request::Analyze {
+                trace: index,
+                options: self.options.get_untracked(),
+            },
+            JsValue::UNDEFINED,
+        );
+    }
+
+    /// Re-runs the analysis of the current trace (after the value settings changed).
+    pub fn reanalyze(&self) {
+        if let Some(index) = self.trace.get_untracked() {
+            self.busy.set(Some("analyzing the trace…".into()));
+            self.send(
+                &Request::Analyze {
+                    trace: index,
+                    options: self.options.get_untracked(),
+                },
+                JsValue::UNDEFINED,
+            );
+        }
+    }
+
+    fn on_response(&self, response: Response) {
+        match response {
+            Response::Ready => {
+                self.ready.set(true);
+                let queued = self.queue.try_update_value(std::mem::take);
+                self.worker.with_value(|w| {
+                    if let Some(w) = w {
+                        for m in queued.unwrap_or_default() {
+                            let _ = w.post_message(&m);
+                        }
+                    }
+                });
+                if let Some(body) = window().and_then(|w| w.document()).and_then(|d| d.body()) {
+                    let _ = body.set_attribute("data-worker", "ready");
+                }
+            }
+            Response::Progress {
+                stage,
+                percent,
+                bytes,
+            } => self.progress.update(|p| {
+                let started = p.as_ref().map_or_else(js_sys::Date::now, |p| p.started);
+                *p = Some(Progress {
+                    stage,
+                    percent,
+                    bytes,
+                    started,
+                });
+            }),
+            Response::Loaded {
+                name,
+                format,
+                traces,
+                warnings,
+                warning_count,
+                bytes,
+                millis,
+            } => {
+                self.progress.set(None);
+                let n = traces.len();
+                self.data.set(None);
+                self.trace.set(None);
+                self.loaded.set(Some(Arc::new(Loaded {
+                    name,
+                    format,
+                    traces,
+                    warnings,
+                    warning_count,
+                    bytes,
+                    millis,
+                })));
+                let wanted = self.pending_trace.try_update_value(Option::take).flatten();
+                match (n, wanted) {
+                    (0, _) => self
+                        .error
+                        .set(Some("the file was read but holds no trace".into())),
+                    (_, Some(i)) if i < n => self.select_trace(i),
+                    (1, _) => self.select_trace(0),
+                    _ => self.picker.set(true),
+                }
+            }
+            Response::Analysis {
+                trace,
+                analysis,
+                contents,
+                millis,
+            } => {
+                self.busy.set(None);
+                if self.trace.get_untracked() == Some(trace) {
+                    self.analysis_millis.set(millis);
+                    self.data.set(Some(Arc::new(Data {
+                        trace,
+                        analysis: *analysis,
+                        contents,
+                    })));
+                }
+            }
+            Response::Sim { view } => {
+                self.busy.set(None);
+                self.sim.set(Some(view));
+            }
+            Response::Sweep { views } => {
+                self.busy.set(None);
+                self.sweep.set(views);
+            }
+            Response::Compare { views } => {
+                self.busy.set(None);
+                self.compare.set(views);
+            }
+            Response::Diff { diff } => {
+                self.busy.set(None);
+                self.diff.set(diff);
+            }
+            Response::Error { during, message } => {
+                self.busy.set(None);
+                self.progress.set(None);
+                let what = match during.as_str() {
+                    "import" => "Could not read this file",
+                    "analyze" => "Could not analyze this trace",
+                    _ => "The request failed",
+                };
+                self.error.set(Some(format!("{what}: {message}")));
+            }
+        }
+    }
+
+    fn spawn_worker(&self) {
+        let worker = match make_worker() {
+            Ok(w) => w,
+            Err(e) => {
+                self.error
+                    .set(Some(format!("cannot start the worker: {e}")));
+                return;
+            }
+        };
+        let this = *self;
+        let onmessage =
+            Closure::<dyn Fn(web_sys::MessageEvent)>::new(move |ev: web_sys::MessageEvent| {
+                let Some(text) = ev.data().as_string() else {
+                    return;
+                };
+                match serde_json::from_str::<Response>(&text) {
+                    Ok(r) => this.on_response(r),
+                    Err(e) => this
+                        .error
+                        .set(Some(format!("unreadable reply from the worker: {e}"))),
+                }
+            });
+        worker.set_onmessage(Some(onmessage.as_ref().unchecked_ref()));
+        onmessage.forget();
+        let onerror = Closure::<dyn Fn(web_sys::Event)>::new(move |ev: web_sys::Event| {
+            let detail = js_sys::Reflect::get(&ev, &"message".into())
+                .ok()
+                .and_then(|m| m.as_string())
+                .unwrap_or_else(|| "unknown error".into());
+            this.progress.set(None);
+            this.busy.set(None);
+            this.error.set(Some(format!(
+                "The worker stopped ({detail}). It is restarted; load the file again."
+            )));
+            this.ready.set(false);
+            this.worker.update_value(|w| {
+                if let Some(w) = w.take() {
+                    w.terminate();
+                }
+            });
+            this.spawn_worker();
+        });
+        worker.set_onerror(Some(onerror.as_ref().unchecked_ref()));
+        onerror.forget();
+        self.worker.set_value(Some(worker));
+    }
+}
+
+/// Starts the worker from `worker.js` / `worker_bg.wasm` next to the page (Trunk's worker
+/// output), through a small blob script so that relative paths work under any sub-path.
+fn make_worker() -> Result<web_sys::Worker, String> {
+    let document = window().and_then(|w| w.document()).ok_or("no document")?;
+    let base = document
+        .base_uri()
+        .map_err(|e| format!("{e:?}"))?
+        .unwrap_or_default();
+    let url = |file: &str| -> Result<String, String> {
+        web_sys::Url::new_with_base(file, &base)
+            .map(|u| u.href())
+            .map_err(|e| format!("{e:?}"))
+    };
+    let (js, wasm) = (url("worker.js")?, url("worker_bg.wasm")?);
+    let quote = |s: &str| serde_json::to_string(s).unwrap_or_default();
+    let script = format!(
+        "importScripts({});wasm_bindgen({});",
+        quote(&js),
+        quote(&wasm)
+    );
+    let parts = js_sys::Array::new();
+    parts.push(&JsValue::from_str(&script));
+    let options = web_sys::BlobPropertyBag::new();
+    options.set_type("text/javascript");
+    let blob = web_sys::Blob::new_with_str_sequence_and_options(&parts, &options)
+        .map_err(|e| format!("{e:?}"))?;
+    let blob_url =
+        web_sys::Url::create_object_url_with_blob(&blob).map_err(|e| format!("{e:?}"))?;
+    web_sys::Worker::new(&blob_url).map_err(|e| format!("{e:?}"))
+}
+
+/// Reads `name=value` pairs from the hash and the query string.
+fn url_params() -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let Some(location) = window().map(|w| w.location()) else {
+        return out;
+    };
+    for part in [
+        location.search().unwrap_or_default(),
+        location.hash().unwrap_or_default(),
+    ] {
+        let trimmed = part.trim_start_matches(['?', '#']);
+        for pair in trimmed.split('&').filter(|p| !p.is_empty()) {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            let v = js_sys::decode_uri_component(v)
+                .ok()
+                .and_then(|s| s.as_string())
+                .unwrap_or_else(|| v.to_string());
+            out.insert(k.to_string(), v);
+        }
+    }
+    out
+}
+
+fn encode(s: &str) -> String {
+    js_sys::encode_uri_component(s).into()
+}
+
+/// Fetches `#url=` (the only request the app makes, and only when asked).
+fn fetch_url(ctx: Ctx, url: String) {
+    ctx.progress.set(Some(Progress {
+        stage: format!("downloading {url}"),
+        percent: 0,
+        bytes: 0,
+        started: js_sys::Date::now(),
+    }));
+    wasm_bindgen_futures::spawn_local(async move {
+        let result: Result<js_sys::Uint8Array, String> = async {
+            let w = window().ok_or("no window")?;
+            let response = wasm_bindgen_futures::JsFuture::from(w.fetch_with_str(&url))
+                .await
+                .map_err(|e| format!("{e:?}"))?;
+            let response: web_sys::Response = response.dyn_into().map_err(|_| "not a response")?;
+            if !response.ok() {
+                return Err(format!("HTTP {}", response.status()));
+            }
+            let buffer = wasm_bindgen_futures::JsFuture::from(
+                response.array_buffer().map_err(|e| format!("{e:?}"))?,
+            )
+            .await
+            .map_err(|e| format!("{e:?}"))?;
+            Ok(js_sys::Uint8Array::new(&buffer))
+        }
+        .await;
+        match result {
+            Ok(bytes) => {
+                let name = url.rsplit('/').next().unwrap_or("download").to_string();
+                ctx.load(name, bytes.into());
+            }
+            Err(e) => {
+                ctx.progress.set(None);
+                ctx.error
+                    .set(Some(format!("Could not download {url}: {e}")));
+            }
+        }
+    });
+}
+
+fn is_editable(target: Option<web_sys::EventTarget>) -> bool {
+    target
+        .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+        .is_some_and(|e| matches!(e.tag_name().as_str(), "INPUT" | "TEXTAREA" | "SELECT"))
+}
+
+fn click_open() {
+    if let Some(input) = window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.get_element_by_id("file-input"))
+        .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
+    {
+        input.click();
+    }
+}
+
+fn set_theme(theme: &str) {
+    if let Some(root) = window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.document_element())
+    {
+        let _ = root.set_attribute("data-theme", theme);
+    }
+}
+
+fn storage() -> Option<web_sys::Storage> {
+    window().and_then(|w| w.local_storage().ok().flatten())
+}
+
+/// Mounts the app.
+pub fn run() {
+    console_error_panic_hook::set_once();
+    leptos::mount::mount_to_body(App);
+}
+
+#[component]
+fn App() -> impl IntoView {
+    let ctx = Ctx::new();
+    provide_context(ctx);
+    ctx.spawn_worker();
+
+    // Theme: remembered, else the system's.
+    let initial = storage()
+        .and_then(|s| s.get_item("memlens.theme").ok().flatten())
+        .unwrap_or_else(|| {
+            let dark = window()
+                .and_then(|w| w.match_media("(prefers-color-scheme: dark)").ok().flatten())
+                .is_some_and(|m| m.matches());
+            if dark { "dark" } else { "light" }.to_string()
+        });
+    ctx.theme.set(initial);
+    Effect::new(move |_| set_theme(&ctx.theme.get()));
+
+    // URL state.
+    let params = url_params();
+    if let Some(v) = params.get("view").and_then(|v| View::from_slug(v)) {
+        ctx.view.set(v);
+    }
+    if let Some(t) = params.get("trace").and_then(|t| t.parse().ok()) {
+        ctx.pending_trace.set_value(Some(t));
+    }
+    if let Some(b) = params.get("budget").and_then(|b| b.parse().ok()) {
+        ctx.budget.set(b);
+    }
+    if let Some(p) = params.get("policy") {
+        if let Ok(config) = memlens_core::policy::PolicyConfig::builtin(p) {
+            ctx.policy_name.set(p.clone());
+            ctx.policy_text.set(config.to_json());
+        }
+    }
+    if let Some(url) = params.get("url").filter(|u| !u.is_empty()) {
+        ctx.source_url.set(Some(url.clone()));
+        fetch_url(ctx, url.clone());
+    } else if params.contains_key("sample") {
+        ctx.load_sample();
+    }
+    Effect::new(move |_| {
+        let mut hash = format!("#view={}", ctx.view.get().slug());
+        if let Some(t) = ctx.trace.get() {
+            hash.push_str(&format!("&trace={t}"));
+        }
+        hash.push_str(&format!(
+            "&policy={}&budget={}",
+            encode(&ctx.policy_name.get()),
+            ctx.budget.get()
+        ));
+        if let Some(u) = ctx.source_url.get() {
+            hash.push_str(&format!("&url={}", encode(&u)));
+        }
+        if let Some(h) = window().and_then(|w| w.history().ok()) {
+            let _ = h.replace_state_with_url(&JsValue::NULL, "", Some(&hash));
+        }
+    });
+
+    // Keyboard.
+    let keys = window_event_listener(ev::keydown, move |e: web_sys::KeyboardEvent| {
+        let key = e.key();
+        if (e.ctrl_key() || e.meta_key()) && key.eq_ignore_ascii_case("o") {
+            e.prevent_default();
+            click_open();
+            return;
+        }
+        if key == "Escape" {
+            ctx.help.set(false);
+            ctx.picker.set(false);
+            ctx.chunk.set(None);
+            return;
+        }
+        if is_editable(e.target()) || e.ctrl_key() || e.meta_key() || e.alt_key() {
+            return;
+        }
+        if key == "?" {
+            ctx.help.update(|h| *h = !*h);
+        } else if let Some(d) = key.chars().next().and_then(|c| c.to_digit(10)) {
+            if key.len() == 1 && (1..=View::ALL.len() as u32).contains(&d) {
+                ctx.view.set(View::ALL[d as usize - 1]);
+            }
+        }
+    });
+    // Drop anywhere.
+    let over = window_event_listener(ev::dragover, move |e: web_sys::DragEvent| {
+        e.prevent_default();
+        ctx.dragging.set(true);
+    });
+    let leave = window_event_listener(ev::dragleave, move |e: web_sys::DragEvent| {
+        if e.related_target().is_none() {
+            ctx.dragging.set(false);
+        }
+    });
+    let drop = window_event_listener(ev::drop, move |e: web_sys::DragEvent| {
+        e.prevent_default();
+        ctx.dragging.set(false);
+        if let Some(file) = e
+            .data_transfer()
+            .and_then(|d| d.files())
+            .and_then(|f| f.get(0))
+        {
+            ctx.source_url.set(None);
+            ctx.load(file.name(), file.into());
+        }
+    });
+    // Paste JSON anywhere outside a text field.
+    let paste = window_event_listener(ev::paste, move |e: web_sys::ClipboardEvent| {
+        if is_editable(e.target()) {
+            return;
+        }
+        if let Some(text) = e
+            .clipboard_data()
+            .and_then(|d| d.get_data("text").ok())
+            .filter(|t| !t.trim().is_empty())
+        {
+            e.prevent_default();
+            ctx.source_url.set(None);
+            ctx.load("pasted.json".into(), JsValue::from_str(&text));
+        }
+    });
+    on_cleanup(move || {
+        keys.remove();
+        over.remove();
+        leave.remove();
+        drop.remove();
+        paste.remove();
+    });
+
+    let on_file = move |ev: leptos::ev::Event| {
+        let input: web_sys::HtmlInputElement = event_target(&ev);
+        if let Some(file) = input.files().and_then(|f| f.get(0)) {
+            ctx.source_url.set(None);
+            ctx.load(file.name(), file.into());
+        }
+        input.set_value("");
+    };
+    let toggle_theme = move |_| {
+        let next = if ctx.theme.get_untracked() == "dark" {
+            "light"
+        } else {
+            "dark"
+        };
+        if let Some(s) = storage() {
+            let _ = s.set_item("memlens.theme", next);
+        }
+        ctx.theme.set(next.into());
+    };
+
+    view! {
+        <header class="top">
+            <span class="brand">"MemLens"</span>
+            <button id="open" on:click=move |_| click_open() title="Open a trace file (Ctrl/Cmd+O)">"Open…"</button>
+            <input id="file-input" type="file" accept=".json,.jsonl,.ndjson,application/json" on:change=on_file hidden/>
+            <button id="load-sample" on:click=move |_| { ctx.source_url.set(None); ctx.load_sample() }>"Load sample"</button>
+            <FileBadge/>
+            <span class="spacer"></span>
+            <button id="theme" on:click=toggle_theme title="Light / dark">
+                {move || if ctx.theme.get() == "dark" { "☀ Light" } else { "☾ Dark" }}
+            </button>
+            <button id="help-button" on:click=move |_| ctx.help.update(|h| *h = !*h) title="Keyboard shortcuts (?)">"?"</button>
+        </header>
+        <ErrorBanner/>
+        <ProgressBar/>
+        <Show when=move || ctx.loaded.get().is_some() fallback=Landing>
+            <Tabs/>
+            <main class="view">{move || views::current(ctx.view.get())}</main>
+        </Show>
+        <Show when=move || ctx.picker.get()>
+            <Picker/>
+        </Show>
+        <Show when=move || ctx.help.get()>
+            <Help/>
+        </Show>
+        <Show when=move || ctx.dragging.get()>
+            <div class="drop-overlay"><div>"Drop the trace file to analyze it — it stays in this browser."</div></div>
+        </Show>
+        <Show when=move || ctx.busy.get().is_some()>
+            <div class="busy" id="busy">{move || ctx.busy.get().unwrap_or_default()}</div>
+        </Show>
+    }
+}
+
+#[component]
+fn FileBadge() -> impl IntoView {
+    let ctx = ctx();
+    move || {
+        ctx.loaded.get().map(|l| {
+            let trace = ctx.trace.get().and_then(|i| l.traces.get(i)).map(|t| t.id.clone());
+            let many = l.traces.len() > 1;
+            view! {
+                <span class="file" id="file-badge">
+                    <b>{l.name.clone()}</b>" · "{l.format.clone()}" · "
+                    <span id="trace-count">{l.traces.len()}</span>{if many { " traces" } else { " trace" }}
+                    {l.warning_count.gt(&0).then(|| view! {
+                        <details class="warnings" id="warnings">
+                            <summary>{format!("{} warning(s)", l.warning_count)}</summary>
+                            <ul>{l.warnings.iter().map(|w| view! { <li>{w.clone()}</li> }).collect_view()}</ul>
+                            {(l.warning_count > l.warnings.len()).then(|| view! {
+                                <p>{format!("… and {} more", l.warning_count - l.warnings.len())}</p>
+                            })}
+                        </details>
+                    })}
+                </span>
+                {many.then(|| view! {
+                    <button id="pick-trace" on:click=move |_| ctx.picker.set(true)>
+                        {trace.unwrap_or_else(|| "Choose a trace".into())}" ▾"
+                    </button>
+                })}
+            }
+        })
+    }
+}
+
+#[component]
+fn ErrorBanner() -> impl IntoView {
+    let ctx = ctx();
+    move || {
+        ctx.error.get().map(|e| {
+            view! {
+                <div class="error" id="error" role="alert">
+                    <span>{e}</span>
+                    <button on:click=move |_| ctx.error.set(None)>"Dismiss"</button>
+                </div>
+            }
+        })
+    }
+}
+
+#[component]
+fn ProgressBar() -> impl IntoView {
+    let ctx = ctx();
+    move || {
+        ctx.progress.get().map(|p| {
+            let secs = ((js_sys::Date::now() - p.started) / 1000.0).max(0.001);
+            let rate = if p.bytes > 0 {
+                format!(" · {} at {:.1} MB/s", fmt::mb(p.bytes), p.bytes as f64 / 1e6 / secs)
+            } else {
+                String::new()
+            };
+            view! {
+                <div class="progress" id="progress">
+                    <div class="bar"><div class="fill" style:width=format!("{}%", p.percent)></div></div>
+                    <span>{format!("{}% · {}{}", p.percent, p.stage, rate)}</span>
+                </div>
+            }
+        })
+    }
+}
+
+#[component]
+fn Landing() -> impl IntoView {
+    let ctx = ctx();
+    let text = RwSignal::new(String::new());
+    view! {
+        <section class="landing">
+            <h1>"See where your agent's context and money go."</h1>
+            <p>"Drop a trace file anywhere on this page, press "<kbd>"Ctrl/Cmd+O"</kbd>", paste JSON, or "
+                <button class="link" on:click=move |_| ctx.load_sample()>"load the sample"</button>
+                ". Everything runs in this browser: the file is never uploaded."</p>
+            <p class="formats">"Reads OpenAI and Anthropic message logs, OpenTelemetry GenAI spans, tau-bench, LoCoMo and the native MemLens format (JSON or JSON Lines), detected automatically."</p>
+            <textarea id="paste" placeholder="…or paste a trace here" prop:value=move || text.get()
+                on:input=move |ev| text.set(event_target_value(&ev))></textarea>
+            <button id="paste-load" on:click=move |_| {
+                let t = text.get_untracked();
+                if !t.trim().is_empty() { ctx.load("pasted.json".into(), JsValue::from_str(&t)); }
+            }>"Analyze pasted text"</button>
+        </section>
+    }
+}
+
+#[component]
+fn Tabs() -> impl IntoView {
+    let ctx = ctx();
+    view! {
+        <nav class="tabs">
+            {View::ALL.into_iter().enumerate().map(|(i, v)| view! {
+                <button id=format!("tab-{}", v.slug()) class:active=move || ctx.view.get() == v
+                    on:click=move |_| ctx.view.set(v) title=format!("{} ({})", v.title(), i + 1)>
+                    <kbd>{i + 1}</kbd>" "{v.title()}
+                </button>
+            }).collect_view()}
+        </nav>
+    }
+}
+
+#[component]
+fn Picker() -> impl IntoView {
+    let ctx = ctx();
+    let query = RwSignal::new(String::new());
+    let rows = move || {
+        let q = query.get().to_lowercase();
+        ctx.loaded.get().map(|l| {
+            l.traces
+                .iter()
+                .filter(|t| q.is_empty() || t.id.to_lowercase().contains(&q))
+                .take(500)
+                .map(|t| {
+                    let i = t.index;
+                    view! {
+                        <tr class="pick" on:click=move |_| ctx.select_trace(i)>
+                            <td>{t.id.clone()}</td>
+                            <td class="num">{t.calls}</td>
+                            <td class="num">{fmt::int(t.counted_input_tokens)}</td>
+                            <td class="num">{fmt::usd(t.cost_usd)}</td>
+                        </tr>
+                    }
+                })
+                .collect_view()
+        })
+    };
+    view! {
+        <div class="modal" id="picker">
+            <div class="panel">
+                <h2>"Choose a trace"</h2>
+                <input id="picker-search" type="search" placeholder="Search trace ids"
+                    prop:value=move || query.get() on:input=move |ev| query.set(event_target_value(&ev))/>
+                <div class="scroll">
+                    <table>
+                        <thead><tr><th>"trace"</th><th>"calls"</th><th>"input tokens sent"</th><th>"cost"</th></tr></thead>
+                        <tbody>{rows}</tbody>
+                    </table>
+                </div>
+                <button on:click=move |_| ctx.picker.set(false)>"Close"</button>
+            </div>
+        </div>
+    }
+}
+
+#[component]
+fn Help() -> impl IntoView {
+    let ctx = ctx();
+    view! {
+        <div class="modal" id="help" on:click=move |_| ctx.help.set(false)>
+            <div class="panel">
+                <h2>"Keyboard shortcuts"</h2>
+                <table>
+                    <tr><td><kbd>"?"</kbd></td><td>"this help"</td></tr>
+                    <tr><td><kbd>"1"</kbd>" … "<kbd>"7"</kbd></td><td>"switch views (overview, chunks, heatmap, cost, graph, simulator, labels)"</td></tr>
+                    <tr><td><kbd>"Ctrl/Cmd+O"</kbd></td><td>"open a trace file"</td></tr>
+                    <tr><td><kbd>"Ctrl/Cmd+V"</kbd></td><td>"paste a trace (JSON) outside a text field"</td></tr>
+                    <tr><td><kbd>"Esc"</kbd></td><td>"close panels"</td></tr>
+                </table>
+                <p>"Links: "<code>"#url=https://…"</code>" loads a file from a URL (the only request the app ever makes); the hash also keeps the view, trace, policy and budget."</p>
+            </div>
+        </div>
+    }
+}

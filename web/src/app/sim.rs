@@ -1,0 +1,296 @@
+//! The policy simulator: choose or edit a policy, replay, sweep budgets, compare, diff a call.
+
+use super::fmt::{int, pct, usd};
+use super::{ctx, Data};
+use crate::protocol::Request;
+use leptos::prelude::*;
+use memlens_core::analysis::{Fate, SimView};
+use memlens_core::policy::{PolicyConfig, BUILTIN};
+use std::sync::Arc;
+use wasm_bindgen::JsValue;
+
+/// Budgets of the sweep, besides the chosen one.
+const SWEEP: [u32; 6] = [500, 1000, 2000, 4000, 8000, 16000];
+
+/// Starts a file download of `text` (a blob URL: nothing leaves the browser).
+pub fn download(name: &str, text: &str, mime: &str) {
+    let parts = js_sys::Array::new();
+    parts.push(&JsValue::from_str(text));
+    let options = web_sys::BlobPropertyBag::new();
+    options.set_type(mime);
+    let Ok(blob) = web_sys::Blob::new_with_str_sequence_and_options(&parts, &options) else {
+        return;
+    };
+    let Ok(url) = web_sys::Url::create_object_url_with_blob(&blob) else {
+        return;
+    };
+    let anchor = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.create_element("a").ok())
+        .and_then(|e| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlAnchorElement>(e).ok());
+    if let Some(a) = anchor {
+        a.set_href(&url);
+        a.set_download(name);
+        a.click();
+    }
+    let _ = web_sys::Url::revoke_object_url(&url);
+}
+
+fn totals_row(v: &SimView) -> impl IntoView {
+    let t = &v.totals;
+    view! {
+        <tr>
+            <td>{v.policy.clone()}</td><td class="num">{int(v.budget)}</td>
+            <td class="num">{int(t.input_tokens)}</td>
+            <td class="num">{pct(t.saved_tokens as f64, t.full_input_tokens as f64)}</td>
+            <td class="num">{usd(t.cost_usd)}</td><td class="num">{usd(t.saved_usd)}</td>
+            <td class="num">{t.misses}</td><td class="num">{t.compressions}</td>
+            <td class="num">{t.violations}</td><td class="num">{t.over_budget_calls}</td>
+        </tr>
+    }
+}
+
+fn totals_head() -> impl IntoView {
+    view! {
+        <thead><tr><th>"policy"</th><th>"budget"</th><th>"tokens sent"</th><th>"saved"</th><th>"cost"</th>
+        <th>"saved $"</th><th>"misses"</th><th>"compressions"</th><th>"violations"</th><th>"over budget"</th></tr></thead>
+    }
+}
+
+fn per_call_chart(v: &SimView, budget: u32) -> impl IntoView {
+    let (w, h, left) = (900.0f64, 220.0f64, 60.0f64);
+    let max = v
+        .calls
+        .iter()
+        .map(|c| c.full_input_tokens.max(c.input_tokens))
+        .max()
+        .unwrap_or(0)
+        .max(u64::from(budget))
+        .max(1) as f64;
+    let n = v.calls.len().max(2) as f64;
+    let x = |i: usize| left + (w - left - 10.0) * i as f64 / (n - 1.0);
+    let y = |t: f64| (h - 20.0) * (1.0 - t / max) + 5.0;
+    let line = |f: &dyn Fn(&memlens_core::analysis::SimCall) -> u64| {
+        v.calls
+            .iter()
+            .enumerate()
+            .map(|(i, c)| format!("{:.1},{:.1}", x(i), y(f(c) as f64)))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let misses = v
+        .calls
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| !c.misses.is_empty())
+        .map(|(i, c)| {
+            view! { <circle cx=x(i) cy=y(c.input_tokens as f64) r=4 class="miss"><title>{format!("call {}: {} miss(es): {}", c.index, c.misses.len(), c.misses.join("; "))}</title></circle> }
+        })
+        .collect_view();
+    view! {
+        <svg class="chart" id="sim-chart" viewBox=format!("0 0 {w} {h}")>
+            <line x1=left x2=w y1=y(f64::from(budget)) y2=y(f64::from(budget)) class="budget"/>
+            <text x=w - 4.0 y=y(f64::from(budget)) - 4.0 text-anchor="end" class="axis">{format!("budget {}", int(budget))}</text>
+            <text x=left - 6.0 y=y(max) + 8.0 text-anchor="end" class="axis">{int(max as u64)}</text>
+            <text x=left - 6.0 y=y(0.0) text-anchor="end" class="axis">"0"</text>
+            <polyline points=line(&|c| c.full_input_tokens) class="full"/>
+            <polyline points=line(&|c| c.input_tokens) class="managed"/>
+            {misses}
+        </svg>
+        <div class="legend"><span><i class="full"></i>"keep everything"</span><span><i class="managed"></i>"under the policy"</span><span><i class="miss"></i>"call with misses"</span></div>
+    }
+}
+
+/// The simulator view.
+#[component]
+pub fn Simulator(data: Arc<Data>) -> impl IntoView {
+    let ctx = ctx();
+    let trace = data.trace;
+    let calls = data.analysis.calls.len() as u32;
+    let at_call = RwSignal::new(calls.saturating_sub(1));
+    let parse_error = RwSignal::new(None::<String>);
+    let policy = move || -> Option<PolicyConfig> {
+        match PolicyConfig::parse(&ctx.policy_text.get_untracked()) {
+            Ok(p) => {
+                parse_error.set(None);
+                Some(p)
+            }
+            Err(e) => {
+                parse_error.set(Some(e.to_string()));
+                None
+            }
+        }
+    };
+    let run = move |_| {
+        if let Some(p) = policy() {
+            ctx.busy.set(Some("replaying…".into()));
+            ctx.diff.set(None);
+            ctx.send(
+                &Request::Simulate {
+                    trace,
+                    policy: p,
+                    budget: ctx.budget.get_untracked(),
+                },
+                JsValue::UNDEFINED,
+            );
+        }
+    };
+    let sweep = move |_| {
+        if let Some(p) = policy() {
+            let mut budgets: Vec<u32> = SWEEP.to_vec();
+            budgets.push(ctx.budget.get_untracked());
+            budgets.sort_unstable();
+            budgets.dedup();
+            ctx.busy.set(Some("sweeping budgets…".into()));
+            ctx.send(
+                &Request::Sweep {
+                    trace,
+                    policy: p,
+                    budgets,
+                },
+                JsValue::UNDEFINED,
+            );
+        }
+    };
+    let compare = move |_| {
+        let Some(custom) = policy() else { return };
+        let mut policies: Vec<PolicyConfig> = BUILTIN
+            .iter()
+            .filter_map(|n| PolicyConfig::builtin(n).ok())
+            .collect();
+        if !policies.contains(&custom) {
+            let mut c = custom;
+            c.name = format!("{} (edited)", c.name);
+            policies.insert(0, c);
+        }
+        ctx.busy.set(Some("comparing policies…".into()));
+        ctx.send(
+            &Request::Compare {
+                trace,
+                policies,
+                budget: ctx.budget.get_untracked(),
+            },
+            JsValue::UNDEFINED,
+        );
+    };
+    let diff = move |_| {
+        if let Some(p) = policy() {
+            ctx.busy.set(Some("replaying to the call…".into()));
+            ctx.send(
+                &Request::Diff {
+                    trace,
+                    policy: p,
+                    budget: ctx.budget.get_untracked(),
+                    call: at_call.get_untracked(),
+                },
+                JsValue::UNDEFINED,
+            );
+        }
+    };
+    let export = move |_| {
+        if let Some(mut p) = policy() {
+            p.budget = Some(ctx.budget.get_untracked());
+            download(
+                &format!("{}.policy.json", p.name),
+                &p.to_json(),
+                "application/json",
+            );
+        }
+    };
+    let choose = move |ev: leptos::ev::Event| {
+        let name = event_target_value(&ev);
+        if let Ok(p) = PolicyConfig::builtin(&name) {
+            ctx.policy_text.set(p.to_json());
+            ctx.policy_name.set(name);
+            parse_error.set(None);
+        }
+    };
+    let d = data.clone();
+    let diff_view = move || {
+        ctx.diff.get().map(|diff| {
+            let rows = diff
+                .lines
+                .iter()
+                .map(|l| {
+                    let row = l.chunk.and_then(|c| d.analysis.chunks.get(c as usize));
+                    let fate = match l.fate {
+                        Fate::Kept => "kept",
+                        Fate::Compressed => "compressed",
+                        Fate::Retrieved => "retrieved",
+                        Fate::Dropped => "dropped",
+                    };
+                    view! {
+                        <tr class=format!("fate-{fate}")>
+                            <td>{row.map(|r| r.key.clone()).unwrap_or_else(|| "(summary)".into())}</td>
+                            <td>{row.map(|r| r.category.as_str()).unwrap_or("summary")}</td>
+                            <td>{fate}{l.compression.clone().map(|c| format!(" ({c})"))}</td>
+                            <td class="num">{int(l.tokens)}</td><td class="num">{int(l.sent_tokens)}</td>
+                            <td class="preview">{l.text.clone().map(|t| memlens_core::report::preview(&t, 100)).or_else(|| row.map(|r| r.preview.clone())).unwrap_or_default()}</td>
+                        </tr>
+                    }
+                })
+                .collect_view();
+            let dropped = diff.lines.iter().filter(|l| l.fate == Fate::Dropped).count();
+            let compressed = diff.lines.iter().filter(|l| l.fate == Fate::Compressed).count();
+            view! {
+                <h3>{format!("Context at call {}: {} of {} tokens; {dropped} dropped, {compressed} compressed{}", diff.call, int(diff.tokens), int(diff.full_tokens), if diff.over_budget { " — over budget" } else { "" })}</h3>
+                <table class="compact" id="diff-table">
+                    <thead><tr><th>"chunk"</th><th>"category"</th><th>"fate"</th><th>"tokens"</th><th>"sent"</th><th>"text"</th></tr></thead>
+                    <tbody>{rows}</tbody>
+                </table>
+            }
+        })
+    };
+    view! {
+        <section class="simulator">
+            <div class="sim-form">
+                <label>"Policy "<select id="policy-select" on:change=choose>
+                    {BUILTIN.iter().map(|n| view! { <option value=*n selected=move || ctx.policy_name.get() == *n>{*n}</option> }).collect_view()}
+                </select></label>
+                <label>"Budget (tokens) "<input id="budget" type="number" min="1" prop:value=move || ctx.budget.get().to_string()
+                    on:change=move |ev| { if let Ok(b) = event_target_value(&ev).parse::<u32>() { if b > 0 { ctx.budget.set(b) } } }/></label>
+                <button id="run-sim" on:click=run>"Run"</button>
+                <button id="run-sweep" on:click=sweep>"Sweep budgets"</button>
+                <button id="run-compare" on:click=compare>"Compare all policies"</button>
+                <button id="export-policy" on:click=export>"Export policy"</button>
+                <details>
+                    <summary>"Edit the policy (JSON or TOML)"</summary>
+                    <textarea id="policy-text" rows=16 prop:value=move || ctx.policy_text.get()
+                        on:input=move |ev| { ctx.policy_text.set(event_target_value(&ev)); ctx.policy_name.set("custom".into()); }></textarea>
+                    <p class="muted">"Same format as "<code>"memlens simulate --policy FILE"</code>" and the npm engine. "<code>"memlens policies NAME"</code>" prints a built-in one."</p>
+                </details>
+                {move || parse_error.get().map(|e| view! { <p class="error" id="policy-error">{e}</p> })}
+            </div>
+            {move || ctx.sim.get().map(|v| {
+                let t = v.totals.clone();
+                view! {
+                    <div class="cards" id="sim-totals">
+                        <div class="card"><div class="label">"tokens sent"</div><div class="value" id="sim-input">{int(t.input_tokens)}</div><div class="muted">{format!("of {} keeping everything", int(t.full_input_tokens))}</div></div>
+                        <div class="card"><div class="label">"tokens saved"</div><div class="value" id="sim-saved">{int(t.saved_tokens)}</div><div class="muted">{pct(t.saved_tokens as f64, t.full_input_tokens as f64)}</div></div>
+                        <div class="card"><div class="label">"cost"</div><div class="value" id="sim-cost">{usd(t.cost_usd)}</div><div class="muted">{format!("saved {}", usd(t.saved_usd))}</div></div>
+                        <div class="card"><div class="label">"misses"</div><div class="value" id="sim-misses">{t.misses}</div><div class="muted">{format!("in {} calls", t.calls_with_misses)}</div></div>
+                        <div class="card"><div class="label">"compressions / retrievals"</div><div class="value">{format!("{} / {}", t.compressions, t.retrievals)}</div></div>
+                        <div class="card"><div class="label">"over budget / violations"</div><div class="value" id="sim-over">{format!("{} / {}", t.over_budget_calls, t.violations)}</div></div>
+                    </div>
+                    <h3>{format!("Per call: {} at budget {}", v.policy, int(v.budget))}</h3>
+                    {per_call_chart(&v, v.budget)}
+                }
+            })}
+            <div class="diff-form">
+                <label>"What it drops at call "<input id="diff-call" type="number" min="0" max=calls.saturating_sub(1)
+                    prop:value=move || at_call.get().to_string()
+                    on:change=move |ev| at_call.set(event_target_value(&ev).parse::<u32>().unwrap_or(0).min(calls.saturating_sub(1)))/></label>
+                <button id="run-diff" on:click=diff>"Show the context"</button>
+            </div>
+            {diff_view}
+            {move || { let s = ctx.sweep.get(); (!s.is_empty()).then(|| view! {
+                <h3>"Budget sweep"</h3>
+                <table class="compact" id="sweep-table">{totals_head()}<tbody>{s.iter().map(totals_row).collect_view()}</tbody></table>
+            })}}
+            {move || { let c = ctx.compare.get(); (!c.is_empty()).then(|| view! {
+                <h3>"Policies side by side (MemLens, the incumbents' defaults, the hindsight oracle)"</h3>
+                <table class="compact" id="compare-table">{totals_head()}<tbody>{c.iter().map(totals_row).collect_view()}</tbody></table>
+            })}}
+        </section>
+    }
+}

@@ -1,0 +1,727 @@
+//! Overview, chunks table and detail, value heatmap, cost attribution, access graph.
+
+use super::fmt::{int, pct, usd};
+use super::{ctx, labels, sim, Data, View};
+use leptos::prelude::*;
+use memlens_core::analysis::ChunkRow;
+use memlens_core::value::{Factors, Label};
+use memlens_core::Category;
+use std::sync::Arc;
+use wasm_bindgen::JsCast;
+
+/// The colour of a category (CSS custom property set per theme).
+pub fn colour(c: Category) -> String {
+    format!("var(--cat-{})", c.as_str())
+}
+
+/// The current view, or a placeholder while the trace is analyzed.
+pub fn current(view: View) -> AnyView {
+    let ctx = ctx();
+    let Some(data) = ctx.data.get() else {
+        return view! { <p class="muted" id="waiting">"Choose a trace to analyze."</p> }.into_any();
+    };
+    match view {
+        View::Overview => overview(data).into_any(),
+        View::Chunks => view! { <Chunks data=data/> }.into_any(),
+        View::Heatmap => view! { <Heatmap data=data/> }.into_any(),
+        View::Cost => cost(data).into_any(),
+        View::Graph => graph(data).into_any(),
+        View::Simulator => view! { <sim::Simulator data=data/> }.into_any(),
+        View::Labels => view! { <labels::Labels data=data/> }.into_any(),
+    }
+}
+
+fn card(label: &'static str, value: String, id: &'static str) -> impl IntoView {
+    view! { <div class="card"><div class="label">{label}</div><div class="value" id=id>{value}</div></div> }
+}
+
+fn overview(data: Arc<Data>) -> impl IntoView {
+    let a = &data.analysis;
+    let s = &a.summary;
+    let window = s
+        .context_window
+        .map(|w| {
+            format!(
+                " of {} ({})",
+                int(w),
+                pct(s.peak_input_tokens as f64, w as f64)
+            )
+        })
+        .unwrap_or_else(|| " (context window unknown)".into());
+    let reported = match (
+        s.reported_input_tokens,
+        s.counted_input_tokens_where_reported,
+    ) {
+        (Some(r), Some(c)) => format!(
+            "reported {} vs counted {} ({:+})",
+            int(r),
+            int(c),
+            r as i64 - c as i64
+        ),
+        _ => "no usage in the trace".into(),
+    };
+    view! {
+        <section class="overview">
+            <h2>{s.id.clone()}<span class="muted">{format!(" · {} · {}{}", s.model.clone().unwrap_or_else(|| "model unknown".into()), s.encoding, if s.tokens_estimated { " (estimated)" } else { "" })}</span></h2>
+            <div class="cards">
+                {card("LLM calls", int(s.calls as u64), "k-calls")}
+                {card("chunks", int(s.chunks as u64), "k-chunks")}
+                {card("memory tokens (each chunk once)", int(s.total_tokens), "k-total")}
+                {card("input tokens sent (all calls)", int(s.counted_input_tokens), "k-input")}
+                {card("peak context", format!("{}{}", int(s.peak_input_tokens), window), "k-peak")}
+                {card("estimated cost", usd(s.cost_usd), "k-cost")}
+                {card("mean value", format!("{:.3}", s.mean_value), "k-value")}
+                {card("input tokens: provider vs MemLens", reported, "k-reported")}
+                {card("tool pairs", format!("{} orphaned results, {} unanswered calls", s.orphan_tool_results, s.unanswered_tool_calls), "k-tools")}
+            </div>
+            <h3>"Input tokens per call, by category — who is growing"</h3>
+            {growth_chart(&data)}
+            <h3>"Category share of the memory (each chunk once)"</h3>
+            {share_ring(&data)}
+        </section>
+    }
+}
+
+fn legend(categories: &[Category]) -> impl IntoView {
+    view! {
+        <div class="legend">
+            {categories.iter().map(|&c| view! {
+                <span><i style:background=colour(c)></i>{c.as_str()}</span>
+            }).collect_view()}
+        </div>
+    }
+}
+
+fn growth_chart(data: &Data) -> impl IntoView {
+    let a = &data.analysis;
+    let (w, h, left, bottom) = (900.0f64, 260.0f64, 60.0f64, 24.0f64);
+    let max = a
+        .calls
+        .iter()
+        .map(|c| c.input_tokens)
+        .max()
+        .unwrap_or(0)
+        .max(1) as f64;
+    let n = a.calls.len().max(1) as f64;
+    let bw = (w - left) / n;
+    let y = |v: f64| (h - bottom) * (1.0 - v / max);
+    let mut rects = Vec::new();
+    for (i, c) in a.calls.iter().enumerate() {
+        let mut acc = 0.0;
+        for (k, &t) in c.by_category.iter().enumerate() {
+            if t == 0 {
+                continue;
+            }
+            let cat = a.categories[k];
+            let (y0, y1) = (y(acc), y(acc + t as f64));
+            acc += t as f64;
+            let tip = format!("call {}: {} {} tokens", c.index, cat.as_str(), int(t));
+            rects.push(view! {
+                <rect x=left + i as f64 * bw y=y1 width=(bw - 0.5).max(0.5) height=(y0 - y1).max(0.0) fill=colour(cat)>
+                    <title>{tip}</title>
+                </rect>
+            }.into_any());
+        }
+        let tip = format!(
+            "call {}: {} input tokens{}",
+            c.index,
+            int(c.input_tokens),
+            c.reported_input
+                .map(|r| format!(" (reported {})", int(r)))
+                .unwrap_or_default()
+        );
+        rects.push(view! {
+            <rect x=left + i as f64 * bw y=0.0 width=bw.max(0.5) height=h - bottom fill="transparent"><title>{tip}</title></rect>
+        }.into_any());
+    }
+    let ticks = (0..=4)
+        .map(|k| {
+            let v = max * k as f64 / 4.0;
+            view! {
+                <line x1=left x2=w y1=y(v) y2=y(v) class="grid"/>
+                <text x=left - 6.0 y=y(v) + 4.0 text-anchor="end" class="axis">{int(v.round() as u64)}</text>
+            }
+        })
+        .collect_view();
+    view! {
+        <svg class="chart" id="growth-chart" viewBox=format!("0 0 {w} {h}") preserveAspectRatio="none">
+            {ticks}
+            {rects}
+            <text x=left y=h - 6.0 class="axis">"call 0"</text>
+            <text x=w y=h - 6.0 text-anchor="end" class="axis">{format!("call {}", a.calls.len().saturating_sub(1))}</text>
+        </svg>
+        {legend(&a.categories)}
+    }
+}
+
+fn share_ring(data: &Data) -> impl IntoView {
+    let a = &data.analysis;
+    let r = 70.0f64;
+    let circ = 2.0 * std::f64::consts::PI * r;
+    let mut offset = 0.0;
+    let arcs = a
+        .by_category
+        .iter()
+        .zip(&a.categories)
+        .map(|(g, &c)| {
+            let len = g.share * circ;
+            let dash = format!("{len} {}", circ - len);
+            let o = -offset;
+            offset += len;
+            view! {
+                <circle cx=100 cy=100 r=r fill="none" stroke=colour(c) stroke-width=36
+                    stroke-dasharray=dash stroke-dashoffset=o transform="rotate(-90 100 100)">
+                    <title>{format!("{}: {} tokens ({:.1}%)", g.name, int(g.tokens), g.share * 100.0)}</title>
+                </circle>
+            }
+        })
+        .collect_view();
+    let rows = a
+        .by_category
+        .iter()
+        .zip(&a.categories)
+        .map(|(g, &c)| {
+            view! {
+                <tr><td><i class="swatch" style:background=colour(c)></i>{g.name.clone()}</td>
+                <td class="num">{g.chunks}</td><td class="num">{int(g.tokens)}</td>
+                <td class="num">{format!("{:.1}%", g.share * 100.0)}</td><td class="num">{usd(g.cost_usd)}</td></tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <div class="ring-row">
+            <svg class="ring" viewBox="0 0 200 200" width=200 height=200 id="share-ring">{arcs}</svg>
+            <table class="compact"><thead><tr><th>"category"</th><th>"chunks"</th><th>"tokens"</th><th>"share"</th><th>"attributed cost"</th></tr></thead>
+            <tbody>{rows}</tbody></table>
+        </div>
+    }
+}
+
+/// Sortable columns of the chunk table.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Col {
+    Id,
+    Category,
+    Tool,
+    Tokens,
+    Value,
+    ValuePerK,
+    Cost,
+    Carried,
+    First,
+    Last,
+    Refs,
+}
+
+const COLS: [(Col, &str); 11] = [
+    (Col::Id, "#"),
+    (Col::Category, "category"),
+    (Col::Tool, "tool"),
+    (Col::Tokens, "tokens"),
+    (Col::Value, "value"),
+    (Col::ValuePerK, "value/1k tok"),
+    (Col::Cost, "cost"),
+    (Col::Carried, "calls carried"),
+    (Col::First, "first call"),
+    (Col::Last, "last call"),
+    (Col::Refs, "refs"),
+];
+
+fn compare(col: Col, a: &ChunkRow, b: &ChunkRow) -> std::cmp::Ordering {
+    match col {
+        Col::Id => a.id.cmp(&b.id),
+        Col::Category => a.category.as_str().cmp(b.category.as_str()),
+        Col::Tool => a.tool_name.cmp(&b.tool_name),
+        Col::Tokens => a.tokens.cmp(&b.tokens),
+        Col::Value => a.value.total_cmp(&b.value),
+        Col::ValuePerK => a.value_per_1k_tokens.total_cmp(&b.value_per_1k_tokens),
+        Col::Cost => a
+            .cost_usd
+            .unwrap_or(0.0)
+            .total_cmp(&b.cost_usd.unwrap_or(0.0))
+            .then(a.token_calls.cmp(&b.token_calls)),
+        Col::Carried => a.calls_carried.cmp(&b.calls_carried),
+        Col::First => a.first_call.cmp(&b.first_call),
+        Col::Last => a.last_call.cmp(&b.last_call),
+        Col::Refs => a.references.cmp(&b.references),
+    }
+}
+
+const ROW_H: f64 = 28.0;
+const VISIBLE: usize = 40;
+
+#[component]
+fn Chunks(data: Arc<Data>) -> impl IntoView {
+    let ctx = ctx();
+    let sort = RwSignal::new((Col::Id, false));
+    let category = RwSignal::new(String::new());
+    let tool = RwSignal::new(String::new());
+    let text = RwSignal::new(String::new());
+    let min_value = RwSignal::new(0.0f32);
+    let max_value = RwSignal::new(1.0f32);
+    let scroll = RwSignal::new(0.0f64);
+    let tools: Vec<String> = data
+        .analysis
+        .by_tool
+        .iter()
+        .map(|g| g.name.clone())
+        .collect();
+    let categories = data.analysis.categories.clone();
+    let lower: Arc<Vec<String>> =
+        Arc::new(data.contents.iter().map(|c| c.to_lowercase()).collect());
+    let d = data.clone();
+    let order = Memo::new(move |_| {
+        let (col, desc) = sort.get();
+        let (cat, tl, q) = (category.get(), tool.get(), text.get().to_lowercase());
+        let (lo, hi) = (min_value.get(), max_value.get());
+        let rows = &d.analysis.chunks;
+        let mut idx: Vec<u32> = rows
+            .iter()
+            .filter(|r| cat.is_empty() || r.category.as_str() == cat)
+            .filter(|r| tl.is_empty() || r.tool_name.as_deref() == Some(tl.as_str()))
+            .filter(|r| r.value >= lo && r.value <= hi)
+            .filter(|r| {
+                q.is_empty()
+                    || r.key.to_lowercase().contains(&q)
+                    || lower.get(r.id as usize).is_some_and(|c| c.contains(&q))
+            })
+            .map(|r| r.id)
+            .collect();
+        idx.sort_by(|&x, &y| {
+            let o = compare(col, &rows[x as usize], &rows[y as usize]).then(x.cmp(&y));
+            if desc {
+                o.reverse()
+            } else {
+                o
+            }
+        });
+        idx
+    });
+    let d = data.clone();
+    let visible = move || {
+        let ids = order.get();
+        let start = ((scroll.get() / ROW_H) as usize).saturating_sub(5);
+        let end = (start + VISIBLE + 10).min(ids.len());
+        let rows = &d.analysis.chunks;
+        ids.get(start..end)
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+            .map(|(k, &id)| {
+                let r = &rows[id as usize];
+                let top = (start + k) as f64 * ROW_H;
+                let label = ctx.labels.with(|l| l.get(&r.key).copied());
+                view! {
+                    <div class="row" class:selected=move || ctx.chunk.get() == Some(id)
+                        style:top=format!("{top}px") data-id=id on:click=move |_| ctx.chunk.set(Some(id))>
+                        <span>{r.key.clone()}{label.map(|l| if l == Label::Important { " ★" } else { " ✗" })}</span>
+                        <span><i class="swatch" style:background=colour(r.category)></i>{r.category.as_str()}</span>
+                        <span>{r.tool_name.clone().unwrap_or_default()}</span>
+                        <span class="num">{int(r.tokens)}</span>
+                        <span class="num">{format!("{:.3}", r.value)}</span>
+                        <span class="num">{format!("{:.2}", r.value_per_1k_tokens)}</span>
+                        <span class="num">{usd(r.cost_usd)}</span>
+                        <span class="num">{r.calls_carried}</span>
+                        <span class="num">{r.first_call.map(|c| c.to_string()).unwrap_or_default()}</span>
+                        <span class="num">{r.last_call.map(|c| c.to_string()).unwrap_or_default()}</span>
+                        <span class="num">{r.references}</span>
+                        <span class="preview">{r.preview.clone()}</span>
+                    </div>
+                }
+            })
+            .collect_view()
+    };
+    let header = COLS
+        .iter()
+        .map(|&(col, name)| {
+            view! {
+                <span class="sortable" id=format!("sort-{}", name.replace(['/', ' ', '#'], "")) on:click=move |_| {
+                    sort.update(|s| { if s.0 == col { s.1 = !s.1 } else { *s = (col, !matches!(col, Col::Id | Col::Category | Col::Tool | Col::First)) } })
+                }>
+                    {name}{move || { let (c, desc) = sort.get(); if c == col { if desc { " ▼" } else { " ▲" } } else { "" } }}
+                </span>
+            }
+        })
+        .collect_view();
+    let d = data.clone();
+    view! {
+        <section class="chunks">
+            <div class="filters">
+                <select id="filter-category" on:change=move |ev| category.set(event_target_value(&ev))>
+                    <option value="">"all categories"</option>
+                    {categories.iter().map(|c| view! { <option value=c.as_str()>{c.as_str()}</option> }).collect_view()}
+                </select>
+                <select id="filter-tool" on:change=move |ev| tool.set(event_target_value(&ev))>
+                    <option value="">"all tools"</option>
+                    {tools.into_iter().map(|t| view! { <option value=t.clone()>{t.clone()}</option> }).collect_view()}
+                </select>
+                <input id="filter-text" type="search" placeholder="search content"
+                    on:input=move |ev| text.set(event_target_value(&ev))/>
+                <label>"value ≥ "<input id="filter-min" type="number" step="0.05" min="0" max="1" value="0"
+                    on:input=move |ev| min_value.set(event_target_value(&ev).parse().unwrap_or(0.0))/></label>
+                <label>"≤ "<input id="filter-max" type="number" step="0.05" min="0" max="1" value="1"
+                    on:input=move |ev| max_value.set(event_target_value(&ev).parse().unwrap_or(1.0))/></label>
+                <span class="muted" id="row-count">{move || format!("{} of {} chunks", order.with(Vec::len), d.analysis.chunks.len())}</span>
+            </div>
+            <div class="table-wrap">
+                <div class="grid-table">
+                    <div class="head">{header}<span>"preview"</span></div>
+                    <div class="body" id="chunk-rows" on:scroll=move |ev| {
+                        if let Some(el) = ev.target().and_then(|t| t.dyn_into::<web_sys::Element>().ok()) {
+                            scroll.set(f64::from(el.scroll_top()));
+                        }
+                    }>
+                        <div class="spacer" style:height=move || format!("{}px", order.with(Vec::len) as f64 * ROW_H)>
+                            {visible}
+                        </div>
+                    </div>
+                </div>
+                {move || ctx.chunk.get().map(|id| view! { <Detail data=data.clone() id=id/> })}
+            </div>
+        </section>
+    }
+}
+
+fn factor_rows(f: &Factors, weights: [f32; 8]) -> impl IntoView {
+    Factors::NAMES
+        .iter()
+        .zip(f.to_array())
+        .zip(weights)
+        .map(|((name, x), w)| {
+            view! {
+                <tr><td>{*name}</td><td class="num">{format!("{x:.3}")}</td>
+                <td><div class="mini"><div style:width=format!("{}%", (x * 100.0).clamp(0.0, 100.0))></div></div></td>
+                <td class="num">{format!("{w:.2}")}</td></tr>
+            }
+        })
+        .collect_view()
+}
+
+#[component]
+fn Detail(data: Arc<Data>, id: u32) -> impl IntoView {
+    let ctx = ctx();
+    let Some(r) = data.analysis.chunks.get(id as usize).cloned() else {
+        return view! { <aside class="detail">"no such chunk"</aside> }.into_any();
+    };
+    let content = data.contents.get(id as usize).cloned().unwrap_or_default();
+    let uses: Vec<_> = data
+        .analysis
+        .edges
+        .iter()
+        .filter(|e| e.used == id)
+        .map(|e| {
+            let by = data
+                .analysis
+                .chunks
+                .get(e.by as usize)
+                .map(|c| c.key.clone())
+                .unwrap_or_default();
+            view! { <li>{format!("call {} · {} used {:?}: ", e.call, by, e.kind)}<code>{e.evidence.clone()}</code></li> }
+        })
+        .collect();
+    let key = r.key.clone();
+    let set_label = move |label: Option<Label>| {
+        let key = key.clone();
+        move |_| {
+            ctx.labels.update(|l| {
+                match label {
+                    Some(x) => l.insert(key.clone(), x),
+                    None => l.remove(&key),
+                };
+            });
+            labels::save(&ctx);
+        }
+    };
+    let key2 = r.key.clone();
+    let current = Signal::derive(move || ctx.labels.with(|l| l.get(&key2).copied()));
+    view! {
+        <aside class="detail" id="chunk-detail">
+            <div class="detail-head">
+                <h3>{r.key.clone()}" · "{r.category.as_str()}{r.tool_name.clone().map(|t| format!(" · {t}"))}</h3>
+                <button on:click=move |_| ctx.chunk.set(None)>"✕"</button>
+            </div>
+            <p>{format!("{} tokens ({} content) · value {:.3} · {:.2} per 1k tokens", int(r.tokens), int(r.content_tokens), r.value, r.value_per_1k_tokens)}</p>
+            <p>{format!("carried by {} calls ({}–{}) · {} token-calls · attributed cost {}",
+                r.calls_carried, r.first_call.map(|c| c.to_string()).unwrap_or("–".into()),
+                r.last_call.map(|c| c.to_string()).unwrap_or("–".into()), int(r.token_calls), usd(r.cost_usd))}</p>
+            <div class="label-buttons">
+                <span>"Label: "</span>
+                <button id="label-important" class:active=move || current.get() == Some(Label::Important) on:click=set_label(Some(Label::Important))>"★ important"</button>
+                <button id="label-useless" class:active=move || current.get() == Some(Label::Useless) on:click=set_label(Some(Label::Useless))>"✗ useless"</button>
+                <button on:click=set_label(None)>"clear"</button>
+            </div>
+            <h4>"Value factors"</h4>
+            <table class="compact"><thead><tr><th>"factor"</th><th>"score"</th><th></th><th>"weight"</th></tr></thead>
+                <tbody>{factor_rows(&r.factors, data.analysis.weights.to_array())}</tbody></table>
+            <ul class="why">{r.explanation.iter().map(|s| view! { <li>{s.clone()}</li> }).collect_view()}</ul>
+            <h4>{format!("Used by later steps ({})", r.references)}</h4>
+            {if uses.is_empty() { view! { <p class="muted">"No later output used it (no literal evidence found)."</p> }.into_any() } else { view! { <ul class="uses">{uses}</ul> }.into_any() }}
+            <h4>"Content"</h4>
+            <pre class="content" id="chunk-content">{content}</pre>
+        </aside>
+    }
+    .into_any()
+}
+
+/// Value to colour: a blue → yellow ramp.
+fn ramp(v: f64) -> String {
+    let v = v.clamp(0.0, 1.0);
+    let (r, g, b) = (
+        40.0 + v * (250.0 - 40.0),
+        60.0 + v * (220.0 - 60.0),
+        160.0 + v * (40.0 - 160.0),
+    );
+    format!("rgb({},{},{})", r as u8, g as u8, b as u8)
+}
+
+const HEAT_MAX_ROWS: usize = 4000;
+
+#[component]
+fn Heatmap(data: Arc<Data>) -> impl IntoView {
+    let ctx = ctx();
+    let canvas: NodeRef<leptos::html::Canvas> = NodeRef::new();
+    let tip = RwSignal::new(String::new());
+    let a = &data.analysis;
+    let calls = a.calls.len().max(1);
+    let rows = a.heatmap.len().min(HEAT_MAX_ROWS);
+    let cw = (1000.0 / calls as f64).clamp(2.0, 14.0);
+    let ch = (700.0 / rows.max(1) as f64).clamp(2.0, 12.0);
+    let (w, h) = (cw * calls as f64, ch * rows.max(1) as f64);
+    let d = data.clone();
+    Effect::new(move |_| {
+        let Some(el) = canvas.get() else { return };
+        let Some(g) = el
+            .get_context("2d")
+            .ok()
+            .flatten()
+            .and_then(|c| c.dyn_into::<web_sys::CanvasRenderingContext2d>().ok())
+        else {
+            return;
+        };
+        g.clear_rect(0.0, 0.0, w, h);
+        for (y, row) in d.analysis.heatmap.iter().take(HEAT_MAX_ROWS).enumerate() {
+            for (k, &cell) in row.cells.iter().enumerate() {
+                if cell == 0 {
+                    continue;
+                }
+                let v = f64::from(cell - 1) / 254.0;
+                g.set_fill_style_str(&ramp(v));
+                g.fill_rect(
+                    (row.first_call as usize + k) as f64 * cw,
+                    y as f64 * ch,
+                    cw.max(1.0),
+                    ch.max(1.0),
+                );
+            }
+        }
+    });
+    let cell_at = {
+        let d = data.clone();
+        move |ev: &web_sys::MouseEvent| -> Option<(u32, u32, Option<f64>)> {
+            let el = canvas.get()?;
+            let rect = el.get_bounding_client_rect();
+            let sx = w / rect.width().max(1.0);
+            let sy = h / rect.height().max(1.0);
+            let x = (f64::from(ev.client_x()) - rect.left()) * sx;
+            let y = (f64::from(ev.client_y()) - rect.top()) * sy;
+            let (col, line) = ((x / cw) as usize, (y / ch) as usize);
+            let row = d.analysis.heatmap.get(line)?;
+            let cell = col
+                .checked_sub(row.first_call as usize)
+                .and_then(|k| row.cells.get(k))
+                .copied()
+                .filter(|&c| c > 0)
+                .map(|c| f64::from(c - 1) / 254.0);
+            Some((row.chunk, col as u32, cell))
+        }
+    };
+    let d = data.clone();
+    let hover = {
+        let cell_at = cell_at.clone();
+        move |ev: web_sys::MouseEvent| {
+            tip.set(match cell_at(&ev) {
+                Some((chunk, call, v)) => {
+                    let c = d.analysis.chunks.get(chunk as usize);
+                    format!(
+                        "{} ({}) at call {}: {}",
+                        c.map(|c| c.key.clone()).unwrap_or_default(),
+                        c.map(|c| c.category.as_str()).unwrap_or_default(),
+                        call,
+                        v.map_or("not in context".into(), |v| format!("value {v:.3}"))
+                    )
+                }
+                None => String::new(),
+            })
+        }
+    };
+    let click = move |ev: web_sys::MouseEvent| {
+        if let Some((chunk, _, _)) = cell_at(&ev) {
+            ctx.chunk.set(Some(chunk));
+            ctx.view.set(View::Chunks);
+        }
+    };
+    view! {
+        <section class="heatmap">
+            <p class="muted">"Rows: chunks in order; columns: calls. Colour: the chunk's value at that call (as the engine saw it then: uses so far); blank where the chunk was not in the call's input. Hover for details, click to open the chunk."
+                {(a.heatmap.len() > HEAT_MAX_ROWS).then(|| format!(" Showing the first {HEAT_MAX_ROWS} of {} rows.", a.heatmap.len()))}</p>
+            <div class="heat-legend"><span>"0"</span><i style:background=format!("linear-gradient(90deg, {}, {})", ramp(0.0), ramp(1.0))></i><span>"1"</span></div>
+            <div class="tip" id="heat-tip">{move || tip.get()}</div>
+            <div class="heat-wrap">
+                <canvas id="heatmap-canvas" node_ref=canvas width=w height=h on:mousemove=hover on:click=click></canvas>
+            </div>
+        </section>
+    }
+}
+
+fn bars(
+    rows: Vec<(String, Option<f64>, u64, String)>,
+    priced: bool,
+    id: &'static str,
+) -> impl IntoView {
+    let max = rows
+        .iter()
+        .map(|r| {
+            if priced {
+                r.1.unwrap_or(0.0)
+            } else {
+                r.2 as f64
+            }
+        })
+        .fold(0.0f64, f64::max)
+        .max(1e-12);
+    view! {
+        <table class="compact bars" id=id>
+            <tbody>
+            {rows.into_iter().map(|(name, cost, token_calls, extra)| {
+                let v = if priced { cost.unwrap_or(0.0) } else { token_calls as f64 };
+                view! {
+                    <tr><td class="name">{name}</td>
+                    <td class="barcell"><div class="bar" style:width=format!("{}%", v / max * 100.0)></div></td>
+                    <td class="num">{usd(cost)}</td><td class="num">{int(token_calls)}</td><td class="muted">{extra}</td></tr>
+                }
+            }).collect_view()}
+            </tbody>
+        </table>
+    }
+}
+
+fn cost(data: Arc<Data>) -> impl IntoView {
+    let ctx = ctx();
+    let a = &data.analysis;
+    let priced = a.summary.priced_as.is_some();
+    let mut top: Vec<&ChunkRow> = a.chunks.iter().collect();
+    top.sort_by(|x, y| compare(Col::Cost, y, x).then(x.id.cmp(&y.id)));
+    let top_rows = top
+        .into_iter()
+        .take(30)
+        .map(|r| {
+            let id = r.id;
+            view! {
+                <tr class="pick" on:click=move |_| { ctx.chunk.set(Some(id)); ctx.view.set(View::Chunks); }>
+                    <td>{r.key.clone()}</td>
+                    <td><i class="swatch" style:background=colour(r.category)></i>{r.category.as_str()}</td>
+                    <td>{r.tool_name.clone().unwrap_or_default()}</td>
+                    <td class="num">{int(r.tokens)}</td><td class="num">{r.calls_carried}</td>
+                    <td class="num">{int(r.token_calls)}</td><td class="num">{usd(r.cost_usd)}</td>
+                    <td class="preview">{r.preview.clone()}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    let cats = a
+        .by_category
+        .iter()
+        .map(|g| {
+            (
+                g.name.clone(),
+                g.cost_usd,
+                g.token_calls,
+                format!("{} chunks", g.chunks),
+            )
+        })
+        .collect();
+    let tools = a
+        .by_tool
+        .iter()
+        .map(|g| {
+            (
+                g.name.clone(),
+                g.cost_usd,
+                g.token_calls,
+                format!("{} chunks", g.chunks),
+            )
+        })
+        .collect();
+    view! {
+        <section class="cost">
+            <p class="muted">{format!("Attributed input cost = tokens × calls carried × price, prompt-cache aware (cached prefix at the cache-read price). Priced as {}.", a.summary.priced_as.clone().unwrap_or_else(|| "— unpriced: ranked by token-calls".into()))}</p>
+            <div class="two">
+                <div><h3>"By category"</h3>{bars(cats, priced, "cost-by-category")}</div>
+                <div><h3>"By tool"</h3>{if a.by_tool.is_empty() { view! { <p class="muted">"No tool calls."</p> }.into_any() } else { bars(tools, priced, "cost-by-tool").into_any() }}</div>
+            </div>
+            <h3>"The chunks that cost the most"</h3>
+            <table class="compact" id="cost-top">
+                <thead><tr><th>"chunk"</th><th>"category"</th><th>"tool"</th><th>"tokens"</th><th>"calls carried"</th><th>"token-calls"</th><th>"cost"</th><th>"preview"</th></tr></thead>
+                <tbody>{top_rows}</tbody>
+            </table>
+        </section>
+    }
+}
+
+const GRAPH_MAX_EDGES: usize = 3000;
+
+fn graph(data: Arc<Data>) -> impl IntoView {
+    let ctx = ctx();
+    let a = &data.analysis;
+    let (w, h, base) = (1000.0f64, 360.0f64, 320.0f64);
+    let n = a.calls.len().max(2) as f64;
+    let x = |call: f64| 20.0 + (w - 40.0) * call / (n - 1.0);
+    let arcs = a
+        .edges
+        .iter()
+        .take(GRAPH_MAX_EDGES)
+        .filter_map(|e| {
+            let used = a.chunks.get(e.used as usize)?;
+            let from = used.first_call.unwrap_or(e.call) as f64;
+            let (x0, x1) = (x(from), x(e.call as f64));
+            let lift = ((x1 - x0).abs() / 2.0).min(base - 10.0);
+            let path = format!(
+                "M {x0:.1} {base} C {x0:.1} {:.1}, {x1:.1} {:.1}, {x1:.1} {base}",
+                base - lift * 1.3,
+                base - lift * 1.3
+            );
+            let tip = format!(
+                "call {} used {} ({}) from call {}: {:?} {}",
+                e.call,
+                used.key,
+                used.category.as_str(),
+                from,
+                e.kind,
+                e.evidence
+            );
+            let id = e.used;
+            Some(view! {
+                <path d=path class=format!("arc kind-{:?}", e.kind) stroke=colour(used.category)
+                    on:click=move |_| { ctx.chunk.set(Some(id)); ctx.view.set(View::Chunks); }>
+                    <title>{tip}</title>
+                </path>
+            })
+        })
+        .collect_view();
+    let ticks = (0..a.calls.len())
+        .step_by((a.calls.len() / 20).max(1))
+        .map(|c| view! { <text x=x(c as f64) y=base + 18.0 text-anchor="middle" class="axis">{c}</text> })
+        .collect_view();
+    view! {
+        <section class="graph">
+            <p class="muted">{format!("{} links: each arc goes from the call where a chunk first entered the context to the later call whose output used it (literal evidence: ids, numbers, quotes, rare terms). Colour: the used chunk's category. Click an arc to open the chunk.", a.edges.len())}
+                {(a.edges.len() > GRAPH_MAX_EDGES).then(|| format!(" Showing the first {GRAPH_MAX_EDGES}."))}</p>
+            <svg class="chart" id="access-graph" viewBox=format!("0 0 {w} {h}")>
+                <line x1=20 x2=w - 20.0 y1=base y2=base class="grid"/>
+                {ticks}
+                {arcs}
+            </svg>
+            {legend(&a.categories)}
+        </section>
+    }
+}

@@ -1,0 +1,5 @@
+//! The MemLens web analyzer page.
+
+fn main() {
+    memlens_web::app::run();
+}
