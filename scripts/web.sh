@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# The web analyzer: build it with Trunk, serve dist/ on 127.0.0.1, or run its browser tests.
+#   scripts/web.sh build [--release]   # dist/ (release: opt-level z, wasm-opt 132 -Oz)
+#   scripts/web.sh serve [PORT]        # release build, then a static server on 127.0.0.1
+#   scripts/web.sh test                # debug build, a server on a free port, tests/web/*.test.mjs
+#   scripts/web.sh measure             # release build, then sizes and load times (BENCHMARKS.md)
+# Tools come from scripts/bootstrap.sh: trunk 0.21.14, wasm-bindgen 0.2.130, wasm-opt 132 (npm,
+# tools/node_modules; Debian's binaryen 108 produces modules that fail to load), chromium.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+[ -x "$HOME/.cargo/bin/cargo" ] && export PATH="$HOME/.cargo/bin:$PATH"
+export PATH="$ROOT/tools/node_modules/.bin:$PATH"
+# A target dir of its own: the wasm builds do not fight the native ones over cargo's lock.
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target/web}"
+
+need() {
+  for tool in trunk wasm-bindgen wasm-opt; do
+    command -v "$tool" >/dev/null || { echo "web.sh: $tool not found: run scripts/bootstrap.sh" >&2; exit 2; }
+  done
+  case "$(wasm-opt --version)" in
+    *"version 132"*) ;;
+    *) echo "web.sh: wasm-opt on PATH is not version 132: $(command -v wasm-opt)" >&2; exit 2 ;;
+  esac
+}
+
+build() {
+  need
+  if [ "${1:-}" = "--release" ]; then
+    # Release: small and fast, for shipping and measuring.
+    CARGO_PROFILE_RELEASE_OPT_LEVEL=z CARGO_PROFILE_RELEASE_LTO=fat \
+      CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1 CARGO_PROFILE_RELEASE_PANIC=abort \
+      trunk build index.html --release
+  else
+    trunk build index.html
+  fi
+}
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+serve_bg() { # serve dist/ on $1 in the background; prints the pid
+  python3 -m http.server "$1" --bind 127.0.0.1 -d dist >/dev/null 2>&1 &
+  local pid=$!
+  for _ in $(seq 50); do
+    curl -sf "http://127.0.0.1:$1/" >/dev/null 2>&1 && break
+    sleep 0.1
+  done
+  echo "$pid"
+}
+
+cmd="${1:-build}"
+shift || true
+case "$cmd" in
+  build) build "$@" ;;
+  serve)
+    port="${1:-8080}"
+    build --release
+    echo "MemLens web analyzer: http://127.0.0.1:$port/#sample  (open a trace, or the sample)"
+    exec python3 -m http.server "$port" --bind 127.0.0.1 -d dist
+    ;;
+  test)
+    build
+    cargo build -p memlens-cli --quiet
+    port=$(free_port)
+    pid=$(serve_bg "$port")
+    trap 'kill "$pid" 2>/dev/null || true' EXIT
+    MEMLENS_WEB_URL="http://127.0.0.1:$port/" MEMLENS_BIN="$CARGO_TARGET_DIR/debug/memlens" \
+      node --test --test-concurrency=1 tests/web/
+    ;;
+  measure)
+    build --release
+    port=$(free_port)
+    pid=$(serve_bg "$port")
+    trap 'kill "$pid" 2>/dev/null || true' EXIT
+    MEMLENS_WEB_URL="http://127.0.0.1:$port/" node tests/web/measure.mjs
+    ;;
+  *) echo "usage: scripts/web.sh build [--release] | serve [PORT] | test | measure" >&2; exit 2 ;;
+esac

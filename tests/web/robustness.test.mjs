@@ -1,0 +1,78 @@
+// Bad input: a malformed file shows a readable error and the app stays usable; trace content
+// with markup renders inert, as text; #url= is the only fetch.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { readFileSync } from 'node:fs';
+import { launch, open, shot, FIXTURES, URL_BASE } from './helpers.mjs';
+
+let browser;
+before(async () => { browser = await launch(); });
+after(async () => { await browser?.close(); });
+
+test('a malformed file shows an error and the app stays usable', async () => {
+  const { page, state } = await open(browser);
+  state.watch();
+  await page.setInputFiles('#file-input', path.join(FIXTURES, 'malformed.json'));
+  const error = page.locator('#error');
+  await error.waitFor();
+  const text = await error.textContent();
+  assert.match(text, /Could not read this file/);
+  assert.match(text, /malformed\.json/);
+  assert.match(text, /invalid JSON/);
+  await shot(page, 'malformed-error');
+  // Still usable: the sample loads.
+  await page.click('#load-sample');
+  await page.waitForSelector('#k-calls');
+  assert.deepEqual(state.network(), []);
+  assert.deepEqual(state.errors, []);
+  await page.close();
+});
+
+test('markup in trace content is inert text', async () => {
+  const { page, state } = await open(browser);
+  state.watch();
+  await page.setInputFiles('#file-input', path.join(FIXTURES, 'xss.json'));
+  await page.waitForSelector('#k-calls');
+  await page.click('#tab-chunks');
+  // Open every chunk in turn: the detail panel shows the content as text.
+  const rows = page.locator('#chunk-rows .row');
+  const n = await rows.count();
+  assert.equal(n, 5);
+  let seen = '';
+  for (let i = 0; i < n; i++) {
+    await rows.nth(i).click();
+    seen += await page.textContent('#chunk-content');
+  }
+  assert.match(seen, /<script>window.__xss = 'script';<\/script>/);
+  assert.match(seen, /<img src=x onerror=/);
+  await shot(page, 'xss-inert');
+  for (const v of ['overview', 'heatmap', 'cost', 'graph', 'simulator', 'labels']) {
+    await page.click(`#tab-${v}`);
+  }
+  await page.waitForTimeout(300);
+  assert.equal(await page.evaluate(() => window.__xss), undefined, 'no injected code ran');
+  assert.equal(await page.locator('img').count(), 0, 'no <img> element was created');
+  assert.equal(await page.locator('main script').count(), 0);
+  assert.deepEqual(state.network(), []);
+  await page.close();
+});
+
+test('#url= loads from a URL, the only request the app makes', async () => {
+  const target = URL_BASE + 'from-url/trace.json';
+  const browserPage = await browser.newPage();
+  await browserPage.route(target, (route) =>
+    route.fulfill({ status: 200, contentType: 'application/json', body: readFileSync(path.join(FIXTURES, 'xss.json')) }));
+  const requests = [];
+  browserPage.on('request', (r) => requests.push(r.url()));
+  await browserPage.goto(URL_BASE + '#url=' + encodeURIComponent(target));
+  await browserPage.waitForSelector('#k-calls', { timeout: 60000 });
+  assert.ok(requests.includes(target));
+  assert.match(await browserPage.textContent('#file-badge'), /trace\.json/);
+  // A missing URL is a readable error.
+  await browserPage.goto(URL_BASE + '#url=' + encodeURIComponent(URL_BASE + 'no-such-file.json'));
+  await browserPage.reload();
+  await browserPage.locator('#error').waitFor({ timeout: 60000 });
+  assert.match(await browserPage.textContent('#error'), /HTTP 404/);
+  await browserPage.close();
+});
