@@ -103,6 +103,16 @@ test('tau-bench: picker, numbers, table, detail, simulation', { skip: !existsSyn
   assert.match(await page.textContent('#label-count'), /^1 labelled/);
   await shot(page, 'tau-labels');
 
+  // Count and price as gpt-4o (the file names no model): re-imported, priced like the CLI's --model.
+  const priced = cli('inspect', TAU, '--json', '--top', '0', '--model', 'gpt-4o').traces[INDEX];
+  await page.fill('#model', 'gpt-4o');
+  await page.press('#model', 'Tab');
+  await page.click('#tab-overview');
+  await page.waitForFunction(() => document.querySelector('#k-cost')?.textContent.startsWith('$'), null, { timeout: 120000 });
+  const usd = (v) => (v < 1 ? `$${v.toFixed(4)}` : `$${v.toFixed(2)}`);
+  assert.equal(await page.textContent('#k-cost'), usd(priced.cost_usd));
+  assert.equal(await page.textContent('#k-input'), int(priced.counted_input_tokens));
+
   assert.deepEqual(state.network(), [], 'no request after load');
   assert.deepEqual(state.errors, []);
   await page.close();

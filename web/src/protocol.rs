@@ -12,6 +12,9 @@ pub enum Request {
     Import {
         /// File name, for messages.
         name: String,
+        /// Count and price as this model, whatever the trace says (like `--model`).
+        #[serde(default)]
+        model: Option<String>,
     },
     /// Analyze one trace of the imported file.
     Analyze {

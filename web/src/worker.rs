@@ -129,7 +129,7 @@ fn answer(
 ) -> Result<Response, String> {
     let prices = state.prices.get_or_insert_with(PriceTable::builtin).clone();
     match request {
-        Request::Import { name } => {
+        Request::Import { name, model } => {
             let start = now();
             post(
                 scope,
@@ -149,8 +149,15 @@ fn answer(
                     bytes: size,
                 },
             );
-            let result =
-                import(&name, &bytes, &ImportOptions::default()).map_err(|e| e.to_string())?;
+            let result = import(
+                &name,
+                &bytes,
+                &ImportOptions {
+                    format: None,
+                    model,
+                },
+            )
+            .map_err(|e| e.to_string())?;
             drop(bytes);
             post(
                 scope,

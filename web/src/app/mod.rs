@@ -180,6 +180,10 @@ pub struct Ctx {
     pub source_url: RwSignal<Option<String>>,
     /// Trace index asked for by the hash, applied once the file is loaded.
     pending_trace: StoredValue<Option<usize>>,
+    /// "Count and price as" model override (empty: the trace's own).
+    pub model: RwSignal<String>,
+    /// The last file loaded (name and content), to re-import with another model.
+    last: StoredValue<Option<(String, JsValue)>, LocalStorage>,
 }
 
 /// The app's state.
@@ -225,6 +229,8 @@ impl Ctx {
             analysis_millis: RwSignal::new(0.0),
             source_url: RwSignal::new(None),
             pending_trace: StoredValue::new(None),
+            model: RwSignal::new(String::new()),
+            last: StoredValue::new_local(None),
         }
     }
 
@@ -260,7 +266,19 @@ impl Ctx {
             bytes: 0,
             started: js_sys::Date::now(),
         }));
-        self.send(&Request::Import { name }, payload);
+        self.last.set_value(Some((name.clone(), payload.clone())));
+        let model = Some(self.model.get_untracked())
+            .map(|m| m.trim().to_string())
+            .filter(|m| !m.is_empty());
+        self.send(&Request::Import { name, model }, payload);
+    }
+
+    /// Imports the last file again (after the model override changed), keeping the trace.
+    pub fn reload(&self) {
+        if let Some((name, payload)) = self.last.get_value() {
+            self.pending_trace.set_value(self.trace.get_untracked());
+            self.load(name, payload);
+        }
     }
 
     /// Loads the bundled sample.
@@ -746,6 +764,14 @@ fn App() -> impl IntoView {
             <button id="load-sample" on:click=move |_| { ctx.source_url.set(None); ctx.load_sample() }>"Load sample"</button>
             <FileBadge/>
             <span class="spacer"></span>
+            <label class="muted" title="Count and price as this model, whatever the trace says (like memlens --model)">"model "
+                <input id="model" list="models" placeholder="as in the trace" size="14" prop:value=move || ctx.model.get()
+                    on:change=move |ev| { ctx.model.set(event_target_value(&ev)); ctx.reload(); }/>
+            </label>
+            <datalist id="models">
+                <option value="gpt-4o"/><option value="gpt-4o-mini"/><option value="gpt-4.1"/><option value="o3"/>
+                <option value="gpt-5"/><option value="claude-sonnet-4-5"/><option value="claude-opus-4-1"/>
+            </datalist>
             <button id="theme" on:click=toggle_theme title="Light / dark">
                 {move || if ctx.theme.get() == "dark" { "☀ Light" } else { "☾ Dark" }}
             </button>

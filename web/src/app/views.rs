@@ -104,7 +104,8 @@ fn growth_chart(data: &Data) -> impl IntoView {
         .max(1) as f64;
     let n = a.calls.len().max(1) as f64;
     let bw = (w - left) / n;
-    let y = |v: f64| (h - bottom) * (1.0 - v / max);
+    let top = 14.0;
+    let y = |v: f64| top + (h - bottom - top) * (1.0 - v / max);
     let mut rects = Vec::new();
     for (i, c) in a.calls.iter().enumerate() {
         let mut acc = 0.0;
@@ -131,7 +132,7 @@ fn growth_chart(data: &Data) -> impl IntoView {
                 .unwrap_or_default()
         );
         rects.push(view! {
-            <rect x=left + i as f64 * bw y=0.0 width=bw.max(0.5) height=h - bottom fill="transparent"><title>{tip}</title></rect>
+            <rect x=left + i as f64 * bw y=top width=bw.max(0.5) height=h - bottom - top fill="transparent"><title>{tip}</title></rect>
         }.into_any());
     }
     let ticks = (0..=4)
