@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
-# Sets everything up and runs MemLens' main job on a trace: `memlens inspect`, then (for the
-# default trace) `memlens compare` of every built-in policy at a budget of 4,000 tokens.
-#   scripts/run.sh                 # the real tau-bench file in ../shared (or a bundled fixture)
-#   scripts/run.sh FILE... [ARGS]  # your own trace files, any supported format: memlens inspect
+# Sets everything up and runs MemLens' main job: builds the web analyzer (release) and serves it
+# on 127.0.0.1, with the bundled sample trace loadable from the page ("Load sample", or the URL
+# printed below). Everything runs in the browser: trace files are never uploaded.
+#   scripts/run.sh                 # the web app on http://127.0.0.1:8080/ (PORT=N to change)
+#   scripts/run.sh FILE... [ARGS]  # the command line instead: memlens inspect on your trace files
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh >/dev/null
 [ -x "$HOME/.cargo/bin/cargo" ] && export PATH="$HOME/.cargo/bin:$PATH"
-cargo build --release -p memlens-cli --locked --quiet
 if [ $# -gt 0 ]; then
+  cargo build --release -p memlens-cli --locked --quiet
   exec target/release/memlens inspect "$@"
 fi
-sample=../shared/data/traces/tau-bench-gpt-4o-airline.json
-[ -f "$sample" ] || sample=tests/fixtures/tau-bench/two-trajectories.json
-target/release/memlens inspect "$sample" --model gpt-4o
-echo "== what each policy would have sent at a budget of 4,000 tokens"
-exec target/release/memlens compare "$sample" --model gpt-4o --budget 4000
+port="${PORT:-8080}"
+echo "== building the web analyzer (release; the first build takes a few minutes)"
+echo "   (command line instead: scripts/run.sh TRACE.json, or after"
+echo "    'cargo build --release -p memlens-cli': target/release/memlens compare TRACE.json --budget 4000)"
+exec bash scripts/web.sh serve "$port"
