@@ -1,0 +1,57 @@
+// Measures the built app (scripts/web.sh measure): shipped sizes (raw, gzip -9), first paint and
+// time to a usable page in headless Chromium, and time to load the tau-bench file (4 MB, 200
+// traces) through the file input and to analyze one trace. Prints a Markdown table.
+import { readdirSync, readFileSync, existsSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
+import path from 'node:path';
+import { launch, ROOT, TAU, URL_BASE } from './helpers.mjs';
+
+const RUNS = Number(process.env.RUNS || 5);
+const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]; };
+const kb = (n) => `${(n / 1024).toFixed(0)} KB`;
+
+const dist = path.join(ROOT, 'dist');
+console.log('| file | raw | gzip -9 |\n|---|---|---|');
+let total = [0, 0];
+for (const f of readdirSync(dist).filter((f) => /\.(wasm|js|css|html)$/.test(f)).sort()) {
+  const bytes = readFileSync(path.join(dist, f));
+  const gz = gzipSync(bytes, { level: 9 }).length;
+  total = [total[0] + bytes.length, total[1] + gz];
+  console.log(`| ${f.replace(/-[0-9a-f]{16}/, '-HASH')} | ${kb(bytes.length)} | ${kb(gz)} |`);
+}
+console.log(`| total | ${kb(total[0])} | ${kb(total[1])} |\n`);
+
+const browser = await launch();
+const paint = [], usable = [], ready = [], tauPicker = [], tauTrace = [];
+for (let i = 0; i < RUNS; i++) {
+  const context = await browser.newContext(); // a cold cache each run
+  const page = await context.newPage();
+  const t0 = Date.now();
+  await page.goto(URL_BASE);
+  await page.waitForSelector('#load-sample');
+  usable.push(Date.now() - t0);
+  await page.waitForSelector('body[data-worker="ready"]', { timeout: 60000 });
+  ready.push(Date.now() - t0);
+  paint.push(await page.evaluate(() => performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? NaN));
+  if (existsSync(TAU) && i < 3) {
+    const t1 = Date.now();
+    await page.setInputFiles('#file-input', TAU);
+    await page.waitForSelector('#picker', { timeout: 120000 });
+    tauPicker.push(Date.now() - t1);
+    const t2 = Date.now();
+    await page.locator('#picker tr.pick').nth(7).click();
+    await page.waitForSelector('#k-calls', { timeout: 60000 });
+    tauTrace.push(Date.now() - t2);
+  }
+  await context.close();
+}
+await browser.close();
+const ms = (xs) => `${Math.round(median(xs))} ms (median of ${xs.length})`;
+console.log('| measure | value |\n|---|---|');
+console.log(`| first contentful paint | ${ms(paint)} |`);
+console.log(`| page usable (header and buttons rendered) | ${ms(usable)} |`);
+console.log(`| worker ready (import engine and tokenizer loaded) | ${ms(ready)} |`);
+if (tauPicker.length) {
+  console.log(`| tau-bench file (${(readFileSync(TAU).length / 1e6).toFixed(1)} MB, 200 traces): file input to trace picker | ${ms(tauPicker)} |`);
+  console.log(`| one trace picked to overview (analysis: values, heatmap, access graph) | ${ms(tauTrace)} |`);
+}
