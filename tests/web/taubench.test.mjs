@@ -89,6 +89,13 @@ test('tau-bench: picker, numbers, table, detail, simulation', { skip: !existsSyn
   await page.click('#run-diff');
   await page.waitForSelector('#diff-table');
   assert.ok(await page.locator('#diff-table tr.fate-dropped').count() > 0);
+  // Budget sweep: one row per budget; the 2,000 row is the replay above (the CLI's figures).
+  await page.click('#run-sweep');
+  await page.waitForSelector('#sweep-chart', { timeout: 120000 });
+  const sweepRows = page.locator('#sweep-table tbody tr');
+  assert.equal(await sweepRows.count(), 6);
+  const at2000 = await sweepRows.nth(2).locator('td').allTextContents();
+  assert.deepEqual([at2000[1], at2000[2], at2000[6]], [int(budget), int(want.input_tokens), String(want.misses)]);
   // Every built-in policy side by side.
   await page.click('#run-compare');
   await page.waitForSelector('#compare-table', { timeout: 120000 });

@@ -101,6 +101,79 @@ fn per_call_chart(v: &SimView, budget: u32) -> impl IntoView {
     }
 }
 
+/// Budget sweep: tokens sent and misses against the budget (log scale).
+fn sweep_chart(views: &[SimView]) -> impl IntoView {
+    let (w, h, left, right) = (900.0f64, 220.0f64, 60.0f64, 50.0f64);
+    let lo = views.iter().map(|v| v.budget).min().unwrap_or(1).max(1) as f64;
+    let hi = views.iter().map(|v| v.budget).max().unwrap_or(1).max(2) as f64;
+    let span = (hi.ln() - lo.ln()).max(1e-9);
+    let x = |b: u32| left + (w - left - right) * ((f64::from(b.max(1))).ln() - lo.ln()) / span;
+    let full = views
+        .iter()
+        .map(|v| v.totals.full_input_tokens)
+        .max()
+        .unwrap_or(0)
+        .max(1) as f64;
+    let max_miss = views
+        .iter()
+        .map(|v| v.totals.misses)
+        .max()
+        .unwrap_or(0)
+        .max(1) as f64;
+    let y = |t: f64, max: f64| 10.0 + (h - 40.0) * (1.0 - t / max);
+    let sent = views
+        .iter()
+        .map(|v| {
+            format!(
+                "{:.1},{:.1}",
+                x(v.budget),
+                y(v.totals.input_tokens as f64, full)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" ");
+    let misses = views
+        .iter()
+        .map(|v| {
+            format!(
+                "{:.1},{:.1}",
+                x(v.budget),
+                y(v.totals.misses as f64, max_miss)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" ");
+    let points = views
+        .iter()
+        .map(|v| {
+            let tip = format!(
+                "budget {}: {} tokens sent ({} saved), {} misses, cost {}",
+                int(v.budget),
+                int(v.totals.input_tokens),
+                pct(v.totals.saved_tokens as f64, v.totals.full_input_tokens as f64),
+                v.totals.misses,
+                usd(v.totals.cost_usd)
+            );
+            view! {
+                <circle cx=x(v.budget) cy=y(v.totals.input_tokens as f64, full) r=4 class="sent"><title>{tip.clone()}</title></circle>
+                <circle cx=x(v.budget) cy=y(v.totals.misses as f64, max_miss) r=4 class="miss"><title>{tip}</title></circle>
+                <text x=x(v.budget) y=h - 8.0 text-anchor="middle" class="axis">{int(v.budget)}</text>
+            }
+        })
+        .collect_view();
+    view! {
+        <svg class="chart" id="sweep-chart" viewBox=format!("0 0 {w} {h}")>
+            <text x=left - 6.0 y=y(full, full) + 4.0 text-anchor="end" class="axis">{int(full as u64)}</text>
+            <text x=left - 6.0 y=y(0.0, full) text-anchor="end" class="axis">"0"</text>
+            <text x=w - right + 6.0 y=y(max_miss, max_miss) + 4.0 class="axis">{format!("{} misses", max_miss as u64)}</text>
+            <polyline points=sent class="managed"/>
+            <polyline points=misses class="misses"/>
+            {points}
+        </svg>
+        <div class="legend"><span><i class="managed"></i>"tokens sent (left axis)"</span><span><i class="miss"></i>"misses (right axis)"</span><span>"x: budget, log scale"</span></div>
+    }
+}
+
 /// The simulator view.
 #[component]
 pub fn Simulator(data: Arc<Data>) -> impl IntoView {
@@ -285,6 +358,7 @@ pub fn Simulator(data: Arc<Data>) -> impl IntoView {
             {diff_view}
             {move || { let s = ctx.sweep.get(); (!s.is_empty()).then(|| view! {
                 <h3>"Budget sweep"</h3>
+                {sweep_chart(&s)}
                 <table class="compact" id="sweep-table">{totals_head()}<tbody>{s.iter().map(totals_row).collect_view()}</tbody></table>
             })}}
             {move || { let c = ctx.compare.get(); (!c.is_empty()).then(|| view! {
