@@ -5,6 +5,7 @@
 //! memlens-bench FILE [RUNS]      # import + tokenize timings
 //! memlens-bench --memory FILE    # peak resident memory of one import + summary (Linux)
 //! memlens-bench --engine POLICY HISTORY   # per-turn cost of the policy engine (add + context)
+//! memlens-bench --pool POLICY HISTORY FILE # the npm pool natively, fed FILE's tau-bench messages
 //! ```
 
 use memlens_core::tokens::TokenCounter;
@@ -26,6 +27,17 @@ fn main() -> Result<(), String> {
             .parse()
             .map_err(|e| format!("HISTORY: {e}"))?;
         return engine_turns(&policy, history);
+    }
+    if path == "--pool" {
+        let usage = "usage: memlens-bench --pool POLICY HISTORY TAU_BENCH_FILE";
+        let policy = args.next().ok_or(usage)?;
+        let history: usize = args
+            .next()
+            .ok_or(usage)?
+            .parse()
+            .map_err(|e| format!("HISTORY: {e}"))?;
+        let file = args.next().ok_or(usage)?;
+        return pool_turns(&policy, history, &file);
     }
     if path == "--memory" {
         path = args.next().ok_or("usage: memlens-bench --memory FILE")?;
@@ -161,6 +173,61 @@ fn engine_turns(policy: &str, history: u32) -> Result<(), String> {
     println!(
         "{{\"policy\":\"{policy}\",\"history\":{history},\"median_us\":{}}}",
         times[times.len() / 2]
+    );
+    Ok(())
+}
+
+/// Per-turn cost of the npm package's pool natively (`add` of a message object + `context`),
+/// fed the tau-bench messages in order like `scripts/bench_npm.mjs`: one JSON line, mean over 300
+/// turns in microseconds. The difference to the Node figure is the wasm and JS boundary.
+fn pool_turns(policy: &str, history: usize, file: &str) -> Result<(), String> {
+    use memlens_core::policy::PolicyConfig;
+    use memlens_wasm::pool::{Pool, PoolOptions};
+    let bytes = std::fs::read(file).map_err(|e| format!("{file}: {e}"))?;
+    let records: Vec<serde_json::Value> =
+        serde_json::from_slice(&bytes).map_err(|e| format!("{file}: {e}"))?;
+    let mut system = None;
+    let mut stream = Vec::new();
+    for r in &records {
+        for m in r["traj"].as_array().into_iter().flatten() {
+            if m["role"] == "system" {
+                system.get_or_insert_with(|| m.clone());
+            } else {
+                stream.push(m.clone());
+            }
+        }
+    }
+    let system = system.ok_or("no system message in the file")?;
+    let mut pool = Pool::new(PoolOptions {
+        model: Some("gpt-4o".into()),
+        budget: 8000,
+        policy: PolicyConfig::builtin(policy).map_err(|e| e.to_string())?,
+        summarizer: false,
+        dialect: None,
+    })
+    .map_err(|e| e.to_string())?;
+    pool.add(system).map_err(|e| e.to_string())?;
+    let mut i = 0;
+    while i < history {
+        pool.add(stream[i % stream.len()].clone())
+            .map_err(|e| e.to_string())?;
+        i += 1;
+    }
+    pool.context(None);
+    let turns: usize = std::env::var("MEMLENS_BENCH_TURNS")
+        .ok()
+        .and_then(|t| t.parse().ok())
+        .unwrap_or(300);
+    let start = Instant::now();
+    for _ in 0..turns {
+        pool.add(stream[i % stream.len()].clone())
+            .map_err(|e| e.to_string())?;
+        std::hint::black_box(pool.context(None).tokens);
+        i += 1;
+    }
+    println!(
+        "{{\"policy\":\"{policy}\",\"history\":{history},\"mean_us\":{:.1}}}",
+        start.elapsed().as_secs_f64() * 1e6 / turns as f64
     );
     Ok(())
 }

@@ -101,10 +101,23 @@ impl Bm25Index {
         if self.doc_len.is_empty() || docs.is_empty() {
             return out;
         }
+        // Merge-join each term's postings (ascending doc ids) with the candidates sorted by doc:
+        // the cost follows the candidates and the postings from the oldest candidate on, not the
+        // whole history.
+        let mut order: Vec<(u32, usize)> = docs.iter().enumerate().map(|(s, &d)| (d, s)).collect();
+        order.sort_unstable();
+        let first = order[0].0;
         for (term, postings) in self.query_postings(query) {
             let idf = self.idf(term);
-            for (slot, &doc) in docs.iter().enumerate() {
-                if let Ok(p) = postings.binary_search_by_key(&doc, |&(d, _)| d) {
+            let mut p = postings.partition_point(|&(d, _)| d < first);
+            for &(doc, slot) in &order {
+                while p < postings.len() && postings[p].0 < doc {
+                    p += 1;
+                }
+                if p == postings.len() {
+                    break;
+                }
+                if postings[p].0 == doc {
                     out[slot] += self.term_score(idf, postings[p].1, doc);
                 }
             }

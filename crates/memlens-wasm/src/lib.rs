@@ -27,6 +27,7 @@
 pub mod pool;
 pub mod render;
 
+use memlens_core::analysis::{self, Analysis, AnalysisOptions};
 use memlens_core::cost::PriceTable;
 use memlens_core::policy::{PolicyConfig, BUILTIN};
 use memlens_core::value::Label;
@@ -243,10 +244,13 @@ struct AnalyzeOptions {
     format: Option<String>,
     model: Option<String>,
     file_name: Option<String>,
+    /// Analyze only the trace with this index (default: every trace).
+    trace: Option<usize>,
 }
 
-/// Imports a trace file (bytes) and returns, per trace, the summary the CLI's `inspect --json`
-/// reports, with the format and warnings.
+/// Imports a trace file (bytes) and analyzes it as the web app does: per trace, the summary
+/// numbers, per-call tokens by category, chunk rows with value factors and attributed cost, the
+/// value heatmap and the access graph (`memlens_core::analysis`), with the format and warnings.
 #[wasm_bindgen(js_name = analyzeTrace)]
 pub fn analyze_trace(bytes: &[u8], options: JsValue) -> Result<JsValue, JsError> {
     let o: AnalyzeOptions = if options.is_undefined() || options.is_null() {
@@ -266,16 +270,32 @@ pub fn analyze_trace(bytes: &[u8], options: JsValue) -> Result<JsValue, JsError>
     )
     .map_err(js_err)?;
     let prices = PriceTable::builtin();
-    let traces: Vec<Value> = result
-        .traces
-        .iter()
-        .map(|t| serde_json::to_value(memlens_core::report::summarize(t, &prices, 10)))
-        .collect::<Result<_, _>>()
-        .map_err(js_err)?;
-    to_js(&serde_json::json!({
-        "format": result.format,
-        "traces": traces,
-        "warnings": result.warnings,
-        "warningCount": result.warning_count,
-    }))
+    let traces: Vec<&memlens_core::Trace> = match o.trace {
+        None => result.traces.iter().collect(),
+        Some(i) => vec![result.traces.get(i).ok_or_else(|| {
+            JsError::new(&format!(
+                "invalid options: trace {i} does not exist ({} traces in {file})",
+                result.traces.len()
+            ))
+        })?],
+    };
+    let options = AnalysisOptions::default();
+    let analyses: Vec<Analysis> = traces
+        .into_iter()
+        .map(|t| analysis::analyze(t, &prices, &options))
+        .collect();
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Out<'a> {
+        format: &'a str,
+        traces: Vec<Analysis>,
+        warnings: &'a [memlens_import::Warning],
+        warning_count: usize,
+    }
+    to_js(&Out {
+        format: result.format,
+        traces: analyses,
+        warnings: &result.warnings,
+        warning_count: result.warning_count,
+    })
 }

@@ -21,7 +21,7 @@ use serde_json::Value;
 pub enum PoolError {
     /// A message object MemLens cannot read.
     #[error("invalid message: {0}")]
-    Message(#[from] ImportError),
+    Message(String),
     /// An invalid or unknown policy.
     #[error("{0}")]
     Policy(#[from] PolicyError),
@@ -285,6 +285,11 @@ impl Pool {
         })
     }
 
+    /// The policy engine deciding for this pool.
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
     /// The token counter (its encoding follows the model).
     pub fn counter(&self) -> &TokenCounter {
         &self.counter
@@ -299,7 +304,12 @@ impl Pool {
     /// Adds one message; returns its chunk ids. An assistant message added after `context()`
     /// is recorded as that call's output (for `export`).
     pub fn add(&mut self, value: Value) -> Result<Vec<u32>, PoolError> {
-        let parsed = live::parse_message(&value, self.options.dialect)?;
+        let parsed = live::parse_message(&value, self.options.dialect).map_err(|e| {
+            PoolError::Message(match e {
+                ImportError::Invalid { message, .. } => message,
+                other => other.to_string(),
+            })
+        })?;
         let index = self.messages.len() as u32;
         for w in parsed.warnings {
             self.warn(format!("message {index}: {w}"));
@@ -425,13 +435,24 @@ impl Pool {
 
     fn render_message(&self, message: u32, entries: &[ContextEntry]) -> Option<Rendered> {
         let stored = &self.messages[message as usize];
+        // The common case, without allocating: every chunk of the message sent as it was.
+        if entries.len() == stored.chunks.len()
+            && entries.iter().all(|e| {
+                e.text.is_none() && matches!(e.form, EntryForm::Original | EntryForm::Retrieved)
+            })
+        {
+            return Some(Rendered::Original { message });
+        }
         let states: Vec<PartState> = stored
             .chunks
             .iter()
             .map(|&c| match entries.iter().find(|e| e.chunk == Some(c)) {
                 None => PartState::Drop,
                 Some(e) => match (&e.form, &e.text) {
-                    (EntryForm::Compressed { .. }, Some(text)) => PartState::Replace(text.clone()),
+                    // Compressed, or retrieved from the archive in its compressed form.
+                    (EntryForm::Compressed { .. } | EntryForm::Retrieved, Some(text)) => {
+                        PartState::Replace(text.clone())
+                    }
                     _ => PartState::Keep,
                 },
             })

@@ -489,25 +489,28 @@ impl Engine {
 
     /// Units (in order of first item) with their item indices, for units with an active item.
     fn active_units(&self) -> Vec<(u32, Vec<usize>)> {
-        let mut order: Vec<u32> = Vec::new();
-        let mut members: HashMap<u32, Vec<usize>> = HashMap::new();
-        for (i, it) in self.items.iter().enumerate() {
-            if it.status == Status::Gone {
-                continue;
+        // Unit ids are handed out when a unit's first item arrives and items are kept in arrival
+        // order, so ordering by (unit, item) groups units in order of their first item. Sorting
+        // nearly sorted pairs is cheaper than a hash map per call.
+        let mut pairs: Vec<(u32, usize)> = self
+            .items
+            .iter()
+            .enumerate()
+            .filter(|(_, it)| it.status != Status::Gone)
+            .map(|(i, it)| (it.unit, i))
+            .collect();
+        pairs.sort_unstable();
+        let mut out: Vec<(u32, Vec<usize>)> = Vec::new();
+        let mut k = 0;
+        while k < pairs.len() {
+            let unit = pairs[k].0;
+            let end = k + pairs[k..].partition_point(|p| p.0 == unit);
+            if pairs[k..end].iter().any(|&(_, i)| self.active(i)) {
+                out.push((unit, pairs[k..end].iter().map(|&(_, i)| i).collect()));
             }
-            let e = members.entry(it.unit).or_insert_with(|| {
-                order.push(it.unit);
-                Vec::new()
-            });
-            e.push(i);
+            k = end;
         }
-        order
-            .into_iter()
-            .filter_map(|u| {
-                let m = members.remove(&u)?;
-                m.iter().any(|&i| self.active(i)).then_some((u, m))
-            })
-            .collect()
+        out
     }
 
     fn unit_protected(&self, members: &[usize]) -> bool {

@@ -1,0 +1,195 @@
+// The JavaScript face of MemLens: wraps the wasm bindings (node.js and browser.js pass them in)
+// so that messages stay the caller's own objects and errors are plain `Error`s.
+
+const SPECIAL = 0x80000000;
+const OPTIONS = new Set(["model", "budget", "policy", "summarizer", "dialect"]);
+
+export function makeApi(raw) {
+  /** Live memory pool: add messages as the agent produces them, ask for the context to send. */
+  class MemoryPool {
+    #raw;
+    #messages = [];
+    #summarizer;
+    #summaries = new Map();
+    #last = null;
+
+    constructor(options = {}) {
+      if (options === null || typeof options !== "object") {
+        throw new TypeError("MemoryPool options must be an object such as { model, budget, policy }");
+      }
+      for (const key of Object.keys(options)) {
+        if (!OPTIONS.has(key)) {
+          throw new TypeError(`invalid options: unknown field "${key}" (expected ${[...OPTIONS].join(", ")})`);
+        }
+      }
+      const { summarizer, ...rest } = options;
+      if (summarizer !== undefined && typeof summarizer !== "function") {
+        throw new TypeError("summarizer must be an async function (messages, { maxTokens }) => string");
+      }
+      this.#summarizer = summarizer;
+      this.#raw = new raw.RawPool({ ...rest, summarizer: summarizer !== undefined });
+    }
+
+    #pool() {
+      if (this.#raw === undefined) throw new Error("this MemoryPool was freed");
+      return this.#raw;
+    }
+
+    /** Adds one message (OpenAI- or Anthropic-style object); returns its chunk ids. */
+    add(message) {
+      const ids = this.#pool().add(message);
+      this.#messages.push(message);
+      return Array.from(ids);
+    }
+
+    /** Adds messages in order; returns the chunk ids of each. */
+    addMany(messages) {
+      if (!Array.isArray(messages)) throw new TypeError("addMany expects an array of messages");
+      return messages.map((m) => this.add(m));
+    }
+
+    #decide(options) {
+      const query = options?.query;
+      if (query !== undefined && typeof query !== "string") throw new TypeError("query must be a string");
+      return this.#pool().context(query);
+    }
+
+    #materialize(c, summaryText) {
+      const out = new Array(c.refs.length);
+      for (let i = 0; i < c.refs.length; i++) {
+        const r = c.refs[i];
+        if (r < SPECIAL) {
+          out[i] = this.#messages[r];
+        } else {
+          const extra = c.extras[r - SPECIAL];
+          out[i] = extra.kind === "patched" ? extra.value : summaryText(extra);
+        }
+      }
+      this.#last = {
+        tokens: c.tokens,
+        fullTokens: c.fullTokens,
+        overBudget: c.overBudget,
+        compressed: Array.from(c.compressed),
+        evicted: Array.from(c.evicted),
+        retrieved: Array.from(c.retrieved),
+      };
+      return out;
+    }
+
+    /**
+     * The messages to send now: the very objects added where kept as they were, patched copies
+     * where parts were compressed or dropped. Throws when the policy wants a summary: use
+     * `contextAsync()` with a summarizer.
+     */
+    context(options) {
+      const c = this.#decide(options);
+      return this.#materialize(c, () => {
+        throw new Error("the policy summarized old messages: call `await pool.contextAsync()`");
+      });
+    }
+
+    /** Like `context()`, producing summaries with the summarizer given to the constructor. */
+    async contextAsync(options) {
+      const c = this.#decide(options);
+      const texts = new Map();
+      let delta = 0;
+      for (const extra of c.extras) {
+        if (extra.kind !== "summary") continue;
+        const key = extra.covers.join(",");
+        let text = this.#summaries.get(key);
+        if (text === undefined) {
+          const covered = extra.covers.map((i) => this.#messages[i]);
+          text = await this.#summarizer(covered, { maxTokens: extra.tokens });
+          if (typeof text !== "string") throw new TypeError("the summarizer must return a string");
+          this.#summaries.set(key, text);
+        }
+        const message = { role: "user", content: `[Summary of earlier conversation]\n${text}` };
+        delta += this.#pool().countTokens(message.content) + 4 - extra.tokens;
+        texts.set(extra, message);
+      }
+      const out = this.#materialize(c, (extra) => texts.get(extra));
+      this.#last.tokens += delta;
+      this.#last.overBudget = this.#last.tokens > this.stats().budget;
+      return out;
+    }
+
+    /** Tokens, budget and what the latest `context()` dropped, compressed or retrieved. */
+    get lastContext() {
+      return this.#last;
+    }
+
+    /** Running totals: tokens in the pool and in context, dropped, compressed, cost, over-budget. */
+    stats() {
+      return this.#pool().stats();
+    }
+
+    /** Value factors of one chunk and why it was kept or dropped. */
+    explain(chunkId) {
+      return this.#pool().explain(chunkId);
+    }
+
+    /** Labels a chunk "important" (kept) or "useless"; null clears the label. */
+    label(chunkId, label) {
+      this.#pool().label(chunkId, label ?? undefined);
+    }
+
+    /** Records the provider's reported usage (OpenAI or Anthropic shape) of the latest call. */
+    recordUsage(usage) {
+      this.#pool().recordUsage(usage);
+    }
+
+    /** The run so far in the native MemLens format (JSON Lines): open it in the web app. */
+    exportTrace() {
+      return this.#pool().exportTrace();
+    }
+
+    /** Tokens of a text with this pool's encoding. */
+    countTokens(text) {
+      if (typeof text !== "string") throw new TypeError("countTokens expects a string");
+      return this.#pool().countTokens(text);
+    }
+
+    /** Releases the wasm memory. The pool cannot be used afterwards. */
+    free() {
+      if (this.#raw !== undefined) {
+        this.#raw.free();
+        this.#raw = undefined;
+        this.#messages = [];
+      }
+    }
+
+    [Symbol.dispose]() {
+      this.free();
+    }
+  }
+
+  if (Symbol.dispose === undefined) {
+    // Node 18/20 have no Symbol.dispose: `using` is unavailable there anyway.
+    delete MemoryPool.prototype[Symbol.dispose];
+  }
+
+  function countTokens(text, model = "gpt-4o") {
+    if (typeof text !== "string") throw new TypeError("countTokens expects a string");
+    return raw.countTokens(text, model);
+  }
+
+  function analyzeTrace(input, options) {
+    const bytes = typeof input === "string" ? new TextEncoder().encode(input) : toBytes(input);
+    return raw.analyzeTrace(bytes, options);
+  }
+
+  function toBytes(input) {
+    if (input instanceof Uint8Array) return input;
+    if (input instanceof ArrayBuffer) return new Uint8Array(input);
+    if (ArrayBuffer.isView(input)) return new Uint8Array(input.buffer, input.byteOffset, input.byteLength);
+    throw new TypeError("analyzeTrace expects a string, a Uint8Array or an ArrayBuffer");
+  }
+
+  return {
+    MemoryPool,
+    countTokens,
+    analyzeTrace,
+    builtinPolicies: () => raw.builtinPolicies(),
+    policyConfig: (policy) => raw.policyConfig(policy),
+  };
+}

@@ -1,0 +1,174 @@
+// Types of the `memlens` package. Hand-written; kept in step with crates/memlens-wasm.
+
+/** Built-in policies (see docs/policies.md in the repository). */
+export type PolicyName =
+  | "keep-all"
+  | "window"
+  | "value"
+  | "value-compress"
+  | "value-offload"
+  | "recall"
+  | "oracle"
+  | "langchain-trim"
+  | "anthropic-clear-tool-uses"
+  | "llamaindex-memory"
+  | "letta-summarize"
+  | "openai-keep-last-n";
+
+/** What a chunk (one part of a message) is. */
+export type Category =
+  | "system"
+  | "user"
+  | "assistant"
+  | "tool_call"
+  | "tool_result"
+  | "reasoning"
+  | "summary"
+  | "preference"
+  | "other";
+
+/** A policy: a built-in name, JSON or TOML text (as exported by the web app), or an object. */
+export type Policy = PolicyName | string | PolicyObject;
+
+/** A policy object (every field optional; see `policyConfig(name)` for a complete one). */
+export interface PolicyObject {
+  name?: string;
+  strategy?: "keep-all" | "window" | "value" | "oracle" | "langchain-trim" | "anthropic-clear-tool-uses"
+    | "llamaindex-memory" | "letta-summarize" | "openai-keep-last-n";
+  [setting: string]: unknown;
+}
+
+/** Any chat message object: OpenAI Chat Completions or Anthropic Messages shape. */
+export type Message = { role: string; [field: string]: unknown };
+
+export interface MemoryPoolOptions {
+  /** Model name: the tokenizer (exact for OpenAI models) and the prices. Default: o200k, estimated. */
+  model?: string;
+  /** Token budget of the context (input tokens, reply priming included). */
+  budget: number;
+  /** Default "value". */
+  policy?: Policy;
+  /** Produces summaries for summarizing policies; without it, the summary action is unavailable. */
+  summarizer?: (messages: Message[], options: { maxTokens: number }) => Promise<string> | string;
+  /** Message shape, when known; detected per message otherwise. */
+  dialect?: "openai" | "anthropic";
+}
+
+export interface ContextInfo {
+  /** Input tokens of the context sent. */
+  tokens: number;
+  /** Input tokens if every message were sent. */
+  fullTokens: number;
+  /** True when even the policy's best is above the budget (protected content alone exceeds it). */
+  overBudget: boolean;
+  /** Chunks sent compressed, dropped, and brought back from the archive at this call. */
+  compressed: number[];
+  evicted: number[];
+  retrieved: number[];
+}
+
+export interface PoolStats {
+  policy: string;
+  budget: number;
+  model: string | null;
+  encoding: "o200k_base" | "cl100k_base";
+  tokensEstimated: boolean;
+  messages: number;
+  chunks: number;
+  poolTokens: number;
+  contextTokens: number;
+  calls: number;
+  dropped: number;
+  compressed: number;
+  overBudgetCalls: number;
+  sentTokens: number;
+  fullTokens: number;
+  estInputCostUsd: number | null;
+  fullInputCostUsd: number | null;
+  reportedInputTokens: number;
+  reportedOutputTokens: number;
+  warnings: string[];
+}
+
+export interface Factors {
+  recency: number;
+  popularity: number;
+  density: number;
+  redundancy: number;
+  category: number;
+  relevance: number;
+  generation_cost: number;
+  pinned: number;
+}
+
+export interface Explanation {
+  chunk: number;
+  message: number;
+  category: Category;
+  tokens: number;
+  status: "kept" | "compressed" | "retrieved" | "dropped" | "pending";
+  reason: string;
+  value: {
+    chunk: number;
+    factors: Factors;
+    value: number;
+    tokens: number;
+    value_per_token: number;
+    value_per_1k_tokens: number;
+    explanation: string[];
+  };
+}
+
+/** Provider usage: OpenAI (`prompt_tokens`...) or Anthropic (`input_tokens`, cache fields). */
+export type Usage = Record<string, unknown>;
+
+export class MemoryPool {
+  constructor(options: MemoryPoolOptions);
+  /** Adds one message; returns its chunk ids (one per part). */
+  add(message: Message): number[];
+  addMany(messages: Message[]): number[][];
+  /** The messages to send now, same shape as given. Throws if the policy needs a summary. */
+  context(options?: { query?: string }): Message[];
+  /** Like `context()`, calling the summarizer where the policy summarizes. */
+  contextAsync(options?: { query?: string }): Promise<Message[]>;
+  /** What the latest context dropped, compressed, retrieved, and its tokens. */
+  readonly lastContext: ContextInfo | null;
+  stats(): PoolStats;
+  explain(chunkId: number): Explanation;
+  label(chunkId: number, label: "important" | "useless" | null): void;
+  recordUsage(usage: Usage): void;
+  /** The run in MemLens' native JSON Lines format (open it in the web app). */
+  exportTrace(): string;
+  countTokens(text: string): number;
+  /** Releases the wasm memory; the pool is unusable afterwards. */
+  free(): void;
+  [Symbol.dispose](): void;
+}
+
+/** Exact token count (o200k / cl100k by model; an encoding name is accepted). Throws on an unknown model. */
+export function countTokens(text: string, model?: string): number;
+
+export interface AnalyzeOptions {
+  /** Importer name (default: sniffed). */
+  format?: "memlens" | "otel" | "locomo" | "tau-bench" | "anthropic" | "openai";
+  /** Count and price as this model. */
+  model?: string;
+  /** Name used in error messages. */
+  fileName?: string;
+  /** Analyze only the trace with this index. */
+  trace?: number;
+}
+
+/** Imports a trace file and returns the web app's analysis of each trace, as plain objects. */
+export function analyzeTrace(input: string | Uint8Array | ArrayBuffer, options?: AnalyzeOptions): {
+  format: string;
+  traces: Array<Record<string, unknown>>;
+  warnings: Array<{ file: string; message: string; line?: number; record?: number }>;
+  warningCount: number;
+};
+
+export function builtinPolicies(): PolicyName[];
+/** A policy with every setting filled in (validates it). */
+export function policyConfig(policy: Policy): PolicyObject;
+/** Browsers: loads the wasm module (call once, await it). A no-op in Node. */
+export function init(input?: string | URL | Response | BufferSource): Promise<void>;

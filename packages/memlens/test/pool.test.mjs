@@ -1,0 +1,251 @@
+// Tests of the installed `memlens` package (scripts/npm.sh test runs them in a scratch consumer
+// project where the packed tarball is installed, as a user would install it).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { MemoryPool, countTokens, analyzeTrace, builtinPolicies, policyConfig } from "memlens";
+
+const ROOT = process.env.MEMLENS_ROOT ?? join(process.cwd(), "../../..");
+const TAU = join(ROOT, "../shared/data/traces/tau-bench-gpt-4o-airline.json");
+const CLI = join(ROOT, "target/debug/memlens");
+const tau = JSON.parse(readFileSync(TAU, "utf8"));
+
+function cli(...args) {
+  return JSON.parse(execFileSync(CLI, args, { maxBuffer: 1 << 30, encoding: "utf8" }));
+}
+
+// A small deterministic PRNG (mulberry32), so failures reproduce.
+function rng(seed) {
+  return () => {
+    seed |= 0; seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+const words = (r, n) => Array.from({ length: n }, () => `w${Math.floor(r() * 300)}`).join(" ");
+
+/** OpenAI's rules: each tool result answers an open call of the assistant message before it. */
+function checkOpenAI(messages) {
+  const open = new Set();
+  messages.forEach((m, i) => {
+    if (m.role === "tool") {
+      assert.ok(open.delete(m.tool_call_id), `message ${i}: orphaned tool result ${m.tool_call_id}`);
+    } else {
+      assert.equal(open.size, 0, `message ${i}: unanswered calls ${[...open]}`);
+      for (const c of m.tool_calls ?? []) open.add(c.id);
+    }
+  });
+  assert.equal(open.size, 0, `unanswered calls at the end: ${[...open]}`);
+}
+
+/** Anthropic's rules: every tool_use is answered by a tool_result in the next message. */
+function checkAnthropic(messages) {
+  messages.forEach((m, i) => {
+    const uses = Array.isArray(m.content) ? m.content.filter((b) => b.type === "tool_use").map((b) => b.id) : [];
+    const next = messages[i + 1];
+    const results = new Set(Array.isArray(next?.content) ? next.content.filter((b) => b.type === "tool_result").map((b) => b.tool_use_id) : []);
+    for (const id of uses) assert.ok(results.has(id), `message ${i}: tool_use ${id} unanswered`);
+    if (Array.isArray(m.content)) {
+      const prevUses = new Set(Array.isArray(messages[i - 1]?.content) ? messages[i - 1].content.filter((b) => b.type === "tool_use").map((b) => b.id) : []);
+      for (const b of m.content) if (b.type === "tool_result") assert.ok(prevUses.has(b.tool_use_id), `message ${i}: orphaned tool_result ${b.tool_use_id}`);
+    }
+  });
+}
+
+for (const [dialect, check] of [["openai", checkOpenAI], ["anthropic", checkAnthropic]]) {
+  test(`invariants on random ${dialect} streams: pairs kept together, system and newest user kept, budget respected or flagged`, () => {
+    for (let seed = 1; seed <= 40; seed++) {
+      const r = rng(seed);
+      const budget = 60 + Math.floor(r() * 2000);
+      const policy = ["value", "window", "value-compress", "recall", "langchain-trim"][seed % 5];
+      const pool = new MemoryPool({ model: "gpt-4o", budget, policy });
+      const system = { role: "system", content: "You are a careful agent." };
+      pool.add(system);
+      let newestUser;
+      for (let step = 0; step < 25; step++) {
+        const kind = r();
+        if (kind < 0.35) {
+          newestUser = { role: "user", content: words(r, 1 + Math.floor(r() * 60)) };
+          pool.add(newestUser);
+        } else if (kind < 0.6) {
+          pool.add({ role: "assistant", content: words(r, 1 + Math.floor(r() * 60)) });
+        } else {
+          const ids = Array.from({ length: 1 + Math.floor(r() * 3) }, (_, k) => `call_${step}_${k}`);
+          if (dialect === "openai") {
+            pool.add({ role: "assistant", content: null, tool_calls: ids.map((id) => ({ id, type: "function", function: { name: "lookup", arguments: JSON.stringify({ q: id }) } })) });
+            for (const id of ids) pool.add({ role: "tool", tool_call_id: id, content: words(r, 1 + Math.floor(r() * 300)) });
+          } else {
+            pool.add({ role: "assistant", content: [{ type: "text", text: "Looking." }, ...ids.map((id) => ({ type: "tool_use", id, name: "lookup", input: { q: id } }))] });
+            pool.add({ role: "user", content: ids.map((id) => ({ type: "tool_result", tool_use_id: id, content: words(r, 1 + Math.floor(r() * 300)) })) });
+          }
+        }
+        const ctx = policy === "langchain-trim" ? null : pool.context();
+        if (!ctx) continue;
+        check(ctx.slice(1));
+        assert.equal(ctx[0], system, "the system prompt is sent first, as the same object");
+        if (newestUser) assert.ok(ctx.includes(newestUser), "the newest user turn is kept");
+        const info = pool.lastContext;
+        assert.ok(info.tokens <= budget || info.overBudget, `${info.tokens} tokens over ${budget} without the flag`);
+      }
+      pool.free();
+    }
+  });
+}
+
+test("fed the tau-bench messages turn by turn, the pool decides exactly like `memlens simulate`", () => {
+  for (const policy of ["value", "window", "value-compress", "recall"]) {
+    const sim = cli("simulate", TAU, "--model", "gpt-4o", "--budget", "4000", "--policy", policy, "--json");
+    assert.equal(sim.traces.length, tau.length);
+    let compared = 0;
+    tau.forEach((record, i) => {
+      const pool = new MemoryPool({ model: "gpt-4o", budget: 4000, policy });
+      const calls = sim.traces[i].calls;
+      let call = 0;
+      for (const m of record.traj) {
+        if (m.role === "assistant") {
+          pool.context();
+          const got = pool.lastContext;
+          const want = calls[call++];
+          assert.deepEqual(
+            [got.tokens, got.evicted.length, got.compressed.length, got.overBudget],
+            [want.input_tokens, want.evictions, want.compressions, want.over_budget],
+            `${policy}, trace ${i}, call ${want.index}`,
+          );
+          compared++;
+        }
+        pool.add(m);
+      }
+      assert.equal(call, calls.length);
+      pool.free();
+    });
+    assert.ok(compared > 2000, `${compared} calls compared`);
+  }
+});
+
+test("token counts equal the native CLI's on every tau-bench trace", () => {
+  const inspect = cli("inspect", TAU, "--model", "gpt-4o", "--json");
+  tau.forEach((record, i) => {
+    const pool = new MemoryPool({ model: "gpt-4o", budget: 100000, policy: "keep-all" });
+    pool.addMany(record.traj);
+    assert.equal(pool.stats().poolTokens, inspect.traces[i].tokens.total + 3, `trace ${i}`);
+    pool.free();
+  });
+  assert.equal(countTokens("hello world", "gpt-4o"), 2);
+  assert.equal(countTokens("hello world", "cl100k_base"), 2);
+  const text = tau[0].traj[0].content;
+  assert.equal(countTokens(text, "gpt-4o"), countTokens(text, "o200k_base"));
+});
+
+test("errors are JS Errors with clear messages, never traps", () => {
+  assert.throws(() => countTokens("x", "my-own-llm"), (e) => e instanceof Error && /unknown model "my-own-llm"/.test(e.message));
+  assert.throws(() => new MemoryPool({ model: "gpt-4o", budget: 100, policy: "no-such-policy" }), /unknown policy "no-such-policy"/);
+  assert.throws(() => new MemoryPool({ model: "gpt-4o", budget: 100, policy: "{ not json" }), /invalid policy/);
+  assert.throws(() => new MemoryPool({ model: "gpt-4o", policy: "value" }), /budget/);
+  assert.throws(() => new MemoryPool({ model: "gpt-4o", budget: -5 }), /budget/);
+  assert.throws(() => new MemoryPool({ model: "gpt-4o", budget: 100, polcy: "value" }), /unknown field/);
+  assert.throws(() => new MemoryPool({ model: "gpt-4o", budget: 100, policy: "letta-summarize" }), /summarizer/);
+  const pool = new MemoryPool({ model: "gpt-4o", budget: 100 });
+  for (const bad of [3, "hi", null, { content: "no role" }, { role: 7 }, []]) {
+    assert.throws(() => pool.add(bad), (e) => e instanceof Error && /invalid message/.test(e.message), JSON.stringify(bad));
+  }
+  assert.throws(() => pool.explain(42), /unknown chunk id 42/);
+  assert.throws(() => pool.label(0, "meh"), /unknown (label|chunk)/);
+  assert.throws(() => pool.recordUsage(5), /usage/);
+  assert.throws(() => analyzeTrace("not json at all"), (e) => e instanceof Error && /invalid JSON/.test(e.message));
+  // The pool still works after errors.
+  pool.add({ role: "user", content: "still fine" });
+  assert.equal(pool.context().length, 1);
+  pool.free();
+});
+
+test("free() releases the pool; using it afterwards throws; free twice is harmless", () => {
+  const pool = new MemoryPool({ model: "gpt-4o", budget: 100 });
+  pool.add({ role: "user", content: "hi" });
+  pool.free();
+  pool.free();
+  assert.throws(() => pool.context(), /freed/);
+  assert.throws(() => pool.add({ role: "user", content: "x" }), /freed/);
+  // Many pools created and freed do not exhaust wasm memory.
+  for (let i = 0; i < 300; i++) {
+    const p = new MemoryPool({ model: "gpt-4o", budget: 1000 });
+    p.addMany(tau[i % tau.length].traj.slice(0, 6));
+    p.context();
+    p.free();
+  }
+});
+
+test("compression returns patched copies and never touches the caller's objects", () => {
+  const pool = new MemoryPool({ model: "gpt-4o", budget: 2000, policy: "value-compress" });
+  const msgs = tau[3].traj;
+  const before = JSON.stringify(msgs);
+  let sawPatched = false;
+  for (const m of msgs) {
+    if (m.role === "assistant") {
+      const ctx = pool.context();
+      sawPatched ||= ctx.some((x) => !msgs.includes(x));
+      checkOpenAI(ctx.slice(1));
+    }
+    pool.add(m);
+  }
+  assert.ok(sawPatched, "value-compress at 2000 tokens compresses something on this trace");
+  assert.equal(JSON.stringify(msgs), before);
+  pool.free();
+});
+
+test("summaries come from the caller's summarizer, never faked", async () => {
+  const seen = [];
+  const pool = new MemoryPool({
+    model: "gpt-4o", budget: 1500, policy: "letta-summarize",
+    summarizer: async (messages, { maxTokens }) => { seen.push([messages.length, maxTokens]); return `covered ${messages.length} messages`; },
+  });
+  let summarized = false;
+  for (const m of tau[0].traj) {
+    if (m.role === "assistant") {
+      const ctx = await pool.contextAsync();
+      summarized ||= ctx.some((x) => typeof x.content === "string" && x.content.startsWith("[Summary of earlier conversation]"));
+    }
+    pool.add(m);
+  }
+  assert.ok(summarized && seen.length > 0, "letta-summarize at 1500 tokens summarizes on this trace");
+  assert.throws(() => pool.context(), /contextAsync/);
+  pool.free();
+});
+
+test("labels, explain, usage and the exported trace round-trip through the analyzer", () => {
+  const pool = new MemoryPool({ model: "gpt-4o", budget: 2500, policy: "value" });
+  const ids = pool.addMany(tau[5].traj.slice(0, 2));
+  pool.label(ids[1][0], "important");
+  for (const m of tau[5].traj.slice(2)) {
+    if (m.role === "assistant") {
+      pool.context();
+      pool.recordUsage({ prompt_tokens: 1000, completion_tokens: 20, prompt_tokens_details: { cached_tokens: 512 } });
+    }
+    pool.add(m);
+  }
+  const e = pool.explain(ids[1][0]);
+  assert.equal(e.status, "kept");
+  assert.equal(e.value.factors.pinned, 1);
+  assert.ok(pool.explain(0).reason.includes("system prompt"));
+  const stats = pool.stats();
+  assert.equal(stats.reportedInputTokens, 1000 * stats.calls);
+  const jsonl = pool.exportTrace();
+  const a = analyzeTrace(jsonl, { fileName: "export.jsonl" });
+  assert.equal(a.format, "memlens");
+  assert.equal(a.traces.length, 1);
+  assert.equal(a.traces[0].summary.calls, stats.calls);
+  assert.ok(a.traces[0].chunks.length >= stats.chunks);
+  assert.deepEqual(builtinPolicies().includes("value"), true);
+  assert.equal(policyConfig("window").strategy, "window");
+  pool.free();
+});
+
+test("analyzeTrace gives the web app's analysis of the tau-bench file", () => {
+  const a = analyzeTrace(readFileSync(TAU), { model: "gpt-4o", trace: 0 });
+  const inspect = cli("inspect", TAU, "--model", "gpt-4o", "--json");
+  assert.equal(a.format, "tau-bench");
+  assert.equal(a.traces[0].summary.calls, inspect.traces[0].calls);
+  assert.equal(a.traces[0].chunks.length, inspect.traces[0].chunks);
+});
