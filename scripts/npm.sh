@@ -49,6 +49,8 @@ case "${1:-build}" in
   build) build ;;
   test)
     build
+    # The tests compare with the native CLI's output on the same files.
+    cargo build -p memlens-cli --locked --quiet
     dir=$(consumer)
     say "node --test (installed tarball, $dir)"
     (cd "$dir" && MEMLENS_ROOT="$PWD/../../.." node --test --test-reporter=spec *.test.mjs)

@@ -1,21 +1,23 @@
 #!/usr/bin/env bash
 # Every check CI runs: formatting, lints (native and wasm32), the wasm32 build of the core, all
-# tests, and the token-count cross-check against Python tiktoken on the real tau-bench file.
+# tests, the token-count cross-check against Python tiktoken on the real tau-bench file, the npm
+# package's tests (Node, against the packed tarball) and the web app's browser tests (Chromium).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
 [ -x "$HOME/.cargo/bin/cargo" ] && export PATH="$HOME/.cargo/bin:$PATH"
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
-WASM_CRATES=(-p memlens-core -p memlens-import)
+WASM_CRATES=(-p memlens-core -p memlens-import -p memlens-wasm)
 
 step "cargo fmt --check"
 cargo fmt --all -- --check
 step "clippy (native)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
-step "clippy (wasm32: core and importers)"
+step "clippy (wasm32: core, importers, npm layer, web app)"
 cargo clippy "${WASM_CRATES[@]}" --target wasm32-unknown-unknown --locked -- -D warnings
-step "build (wasm32: core and importers)"
+CARGO_TARGET_DIR=target/web cargo clippy -p memlens-web --target wasm32-unknown-unknown --locked -- -D warnings
+step "build (wasm32: core, importers, npm layer)"
 cargo build "${WASM_CRATES[@]}" --target wasm32-unknown-unknown --locked
 step "tests"
 # CI=true makes insta fail on a missing or changed snapshot instead of writing a new one.
@@ -25,4 +27,8 @@ cargo build -p memlens-cli --locked --quiet
 for f in ../shared/data/traces/tau-bench-gpt-4o-airline.json ../shared/data/locomo/locomo10.json; do
   .venv/bin/python scripts/crosscheck_tokens.py target/debug/memlens "$f"
 done
+step "npm package: build, pack, install in a scratch project, node --test"
+bash scripts/npm.sh test
+step "web app: build, serve on 127.0.0.1, browser tests in headless Chromium"
+bash scripts/web.sh test
 step "all checks passed"
