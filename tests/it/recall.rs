@@ -31,6 +31,7 @@ fn rows() -> &'static [Row] {
         let mut out = Vec::new();
         for &budget in &BUDGETS {
             out.push(b.row(&mut Bm25::new(), budget));
+            out.push(b.row(&mut Bm25::adjacent(), budget));
             out.push(b.row(&mut MemLensRecall::new(), budget));
         }
         out
@@ -192,4 +193,68 @@ fn recall_is_deterministic() {
         assert_eq!(b.context(&mut x, q, 2000), b.context(&mut y, q, 2000));
     }
     assert_eq!(x.name(), "memlens-recall");
+}
+
+#[test]
+fn per_conversation_rates_add_up_and_the_gain_over_bm25_holds_in_every_conversation() {
+    let bench = bench();
+    let mut per_conv = vec![0usize; bench.conversations().len()];
+    for q in bench.questions() {
+        per_conv[q.conversation] += 1;
+    }
+    for r in rows() {
+        assert_eq!(r.by_conversation.len(), per_conv.len());
+        let all: f64 = r
+            .by_conversation
+            .iter()
+            .zip(&per_conv)
+            .map(|(rate, &n)| rate * n as f64)
+            .sum();
+        let overall = r.all_evidence * r.questions as f64;
+        assert!(
+            (all - overall).abs() < 1e-6,
+            "{}: {all} vs {overall}",
+            r.policy
+        );
+    }
+    // Not only on average: MemLens recall is ahead of BM25 + adjacent turns in every one of the
+    // ten conversations (different speakers and topics) at every budget.
+    for budget in [1000, 2000, 4000, 8000] {
+        let find = |p: &str| {
+            rows()
+                .iter()
+                .find(|r| r.policy == p && r.budget == budget)
+                .unwrap_or_else(|| panic!("row {p} at {budget}"))
+        };
+        let (ours, theirs) = (find("memlens-recall"), find("bm25-adjacent"));
+        for (c, (a, b)) in ours
+            .by_conversation
+            .iter()
+            .zip(&theirs.by_conversation)
+            .enumerate()
+        {
+            assert!(a >= b, "conversation {c} at {budget}: {a:.3} < {b:.3}");
+        }
+    }
+}
+
+#[test]
+fn index_memory_is_reported_and_grows_with_the_turns() {
+    let conv = &bench().conversations()[0];
+    let full = index_conversation(conv);
+    let mut half = RecallIndex::new();
+    for i in 0..conv.len() / 2 {
+        let t = conv.turn(i);
+        half.add(
+            &evidence::render_turn(t),
+            t.meta.speaker.as_deref(),
+            None,
+            conv.tokens[i],
+        );
+    }
+    let (h, f) = (half.heap_bytes(), full.heap_bytes());
+    assert!(h > 0 && f > h, "{h} {f}");
+    // Postings, per-turn term lists and the vocabulary: a few hundred bytes per turn, not MBs.
+    let per_turn = f / conv.len();
+    assert!((100..4000).contains(&per_turn), "{per_turn} bytes per turn");
 }

@@ -75,6 +75,23 @@ struct JsonOut {
     prepare_ms: f64,
     rows: Vec<RowOut>,
     anchors: Vec<AnchorOut>,
+    recall_index: IndexOut,
+}
+
+/// The MemLens recall index over every conversation: built turn by turn (`RecallIndex::add`).
+#[derive(Serialize)]
+struct IndexOut {
+    /// Time to add every turn of every conversation.
+    build_ms: f64,
+    /// Microseconds per turn added.
+    add_us_per_turn: f64,
+    /// Heap bytes of all the indices together (`RecallIndex::heap_bytes`).
+    heap_bytes: usize,
+    /// Heap bytes per turn indexed.
+    bytes_per_turn: f64,
+    /// Largest conversation: turns and heap bytes.
+    largest_turns: usize,
+    largest_heap_bytes: usize,
 }
 
 /// Runs the benchmark on `file` at `budgets` and prints a table, or JSON with `json`.
@@ -97,6 +114,25 @@ pub fn run(file: &Path, budgets: &[u32], json: bool) -> Result<ExitCode, String>
              evidence names dialogue turns)"
         ));
     }
+    let started = Instant::now();
+    let indices: Vec<_> = bench
+        .conversations()
+        .iter()
+        .map(memlens_core::recall::index_conversation)
+        .collect();
+    let build_ms = ms(started);
+    let turns: usize = indices.iter().map(|ix| ix.len()).sum();
+    let heap_bytes: usize = indices.iter().map(|ix| ix.heap_bytes()).sum();
+    let largest = indices.iter().max_by_key(|ix| ix.len());
+    let recall_index = IndexOut {
+        build_ms,
+        add_us_per_turn: build_ms * 1000.0 / turns.max(1) as f64,
+        heap_bytes,
+        bytes_per_turn: heap_bytes as f64 / turns.max(1) as f64,
+        largest_turns: largest.map_or(0, |ix| ix.len()),
+        largest_heap_bytes: largest.map_or(0, |ix| ix.heap_bytes()),
+    };
+    drop(indices);
     let mut rows = Vec::new();
     for mut builder in builders() {
         for &budget in budgets {
@@ -130,6 +166,7 @@ pub fn run(file: &Path, budgets: &[u32], json: bool) -> Result<ExitCode, String>
                 all_evidence: a.all_evidence,
             })
             .collect(),
+        recall_index,
     };
     if json {
         let stdout = std::io::stdout();
@@ -240,6 +277,39 @@ fn print_tables(out: &JsonOut, budgets: &[u32]) {
             println!();
         }
     }
+
+    let ours = "memlens-recall";
+    let theirs = "bm25-adjacent";
+    println!(
+        "\nPer conversation: all-evidence rate of {ours} minus {theirs} (does the gain hold in \
+         every conversation?)"
+    );
+    header("conversation", budgets);
+    for c in 0..out.conversations {
+        print!("{:<34}", format!("{c}"));
+        for &b in budgets {
+            let rate =
+                |p: &str| cell(out, p, b).and_then(|r| r.row.by_conversation.get(c).copied());
+            match (rate(ours), rate(theirs)) {
+                (Some(x), Some(y)) => print!(" {:>+8.3}", x - y),
+                _ => print!(" {:>8}", "-"),
+            }
+        }
+        println!();
+    }
+
+    let ix = &out.recall_index;
+    println!(
+        "\nRecall index ({ours}): built turn by turn in {:.1} ms ({:.1} µs per turn added); heap \
+         {:.0} KB for {} turns ({:.0} bytes per turn; largest conversation {} turns, {:.0} KB)",
+        ix.build_ms,
+        ix.add_us_per_turn,
+        ix.heap_bytes as f64 / 1024.0,
+        out.turns,
+        ix.bytes_per_turn,
+        ix.largest_turns,
+        ix.largest_heap_bytes as f64 / 1024.0
+    );
 
     println!("\nSpeed: questions per second (context building and scoring, one thread)");
     header("policy \\ budget (tokens)", budgets);

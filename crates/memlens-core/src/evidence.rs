@@ -443,6 +443,9 @@ pub struct Row {
     pub over_budget: usize,
     /// Scores per question category (`"1"` to `"4"`).
     pub by_category: BTreeMap<String, CategoryScore>,
+    /// All-evidence rate per conversation, in [`Benchmark::conversations`] order: whether a
+    /// strategy's gain holds in every conversation, not only on average.
+    pub by_conversation: Vec<f64>,
 }
 
 /// A scored question.
@@ -465,7 +468,7 @@ pub struct Benchmark<'a> {
     questions: Vec<Question<'a>>,
 }
 
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Tally {
     questions: usize,
     all: usize,
@@ -550,6 +553,7 @@ impl<'a> Benchmark<'a> {
             .collect();
         let mut context_tokens = 0u64;
         let mut over_budget = 0;
+        let mut by_conversation = vec![Tally::default(); self.conversations.len()];
         for q in &self.questions {
             let conv = &self.conversations[q.conversation];
             let context = builder.build(conv, q.text, budget);
@@ -567,6 +571,7 @@ impl<'a> Benchmark<'a> {
             let recall = hits as f64 / q.evidence.len() as f64;
             total.add(all, recall);
             by_category.entry(q.category).or_default().add(all, recall);
+            by_conversation[q.conversation].add(all, recall);
         }
         let overall = total.score();
         Row {
@@ -580,6 +585,10 @@ impl<'a> Benchmark<'a> {
             by_category: by_category
                 .into_iter()
                 .map(|(c, t)| (c.to_string(), t.score()))
+                .collect(),
+            by_conversation: by_conversation
+                .iter()
+                .map(|t| t.score().all_evidence)
                 .collect(),
         }
     }

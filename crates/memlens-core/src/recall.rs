@@ -119,6 +119,40 @@ impl RecallIndex {
         self.doc_len.is_empty()
     }
 
+    /// Heap memory the index holds, in bytes (allocated capacity of its vectors and strings, plus
+    /// the hash maps' tables estimated at their capacity; allocator overhead not included).
+    pub fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        let map = |cap: usize, entry: usize| cap * (entry + 1);
+        let strings: usize = self.vocab.keys().map(String::capacity).sum::<usize>()
+            + self.speaker_ids.keys().map(String::capacity).sum::<usize>()
+            + self.session_ids.keys().map(String::capacity).sum::<usize>();
+        let pairs = |v: &Vec<Vec<(u32, u32)>>| {
+            v.capacity() * size_of::<Vec<(u32, u32)>>()
+                + v.iter()
+                    .map(|p| p.capacity() * size_of::<(u32, u32)>())
+                    .sum::<usize>()
+        };
+        strings
+            + map(self.vocab.capacity(), size_of::<(String, u32)>())
+            + map(self.speaker_ids.capacity(), size_of::<(String, u32)>())
+            + map(self.session_ids.capacity(), size_of::<(String, u32)>())
+            + pairs(&self.postings)
+            + pairs(&self.doc_terms)
+            + (self.doc_len.capacity()
+                + self.tokens.capacity()
+                + self.speaker.capacity()
+                + self.session.capacity())
+                * size_of::<u32>()
+            + self.speakers.capacity() * size_of::<Vec<String>>()
+            + self
+                .speakers
+                .iter()
+                .flatten()
+                .map(|t| t.capacity() + size_of::<String>())
+                .sum::<usize>()
+    }
+
     /// Adds a turn: the text indexed (as rendered in context), its speaker, its session (any key
     /// naming the session: a date, a session id) and its cost in tokens. Returns its id.
     pub fn add(
