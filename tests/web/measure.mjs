@@ -1,7 +1,7 @@
 // Measures the built app (scripts/web.sh measure): shipped sizes (raw, gzip -9), first paint and
 // time to a usable page in headless Chromium, and time to load the tau-bench file (4 MB, 200
 // traces) through the file input and to analyze one trace. Prints a Markdown table.
-import { readdirSync, readFileSync, existsSync } from 'node:fs';
+import { readdirSync, readFileSync, existsSync, writeFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import path from 'node:path';
 import { launch, ROOT, TAU, URL_BASE } from './helpers.mjs';
@@ -45,6 +45,38 @@ for (let i = 0; i < RUNS; i++) {
   }
   await context.close();
 }
+// A large synthetic file (about 16 MB of OpenAI JSON Lines, 1,500 conversations of 25 messages):
+// load time, and the longest gap between animation frames on the page meanwhile (the worker
+// keeps the main thread free).
+let rng = 7;
+const rand = () => { rng = (rng * 1103515245 + 12345) % 2147483648; return rng / 2147483648; };
+const words = 'order flight hotel refund invoice shipment account password reservation seat baggage upgrade cancel change status delivery address warehouse ticket support agent policy premium economy business loyalty points voucher'.split(' ');
+const say = (n) => Array.from({ length: n }, () => words[Math.floor(rand() * words.length)]).join(' ');
+const lines = [];
+for (let c = 0; c < 1500; c++) {
+  const messages = [{ role: 'system', content: 'You are a support agent for a travel company. Follow the policy.' }];
+  for (let t = 0; t < 12; t++) {
+    messages.push({ role: 'user', content: `${say(40)} ref R${c}-${t}` });
+    messages.push({ role: 'assistant', content: `${say(60)} R${c}-${t} done.` });
+  }
+  lines.push(JSON.stringify({ model: 'gpt-4o', messages }));
+}
+const big = path.join(ROOT, 'target/web-artifacts/synthetic-large.jsonl');
+writeFileSync(big, lines.join('\n') + '\n');
+const bigLoad = [], bigGap = [];
+for (let i = 0; i < 3; i++) {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await page.goto(URL_BASE);
+  await page.waitForSelector('body[data-worker="ready"]', { timeout: 60000 });
+  await page.evaluate(() => { window.__gap = 0; let last = performance.now(); const tick = (t) => { window.__gap = Math.max(window.__gap, t - last); last = t; if (!window.__stop) requestAnimationFrame(tick); }; requestAnimationFrame(tick); });
+  const t = Date.now();
+  await page.setInputFiles('#file-input', big);
+  await page.waitForSelector('#picker', { timeout: 300000 });
+  bigLoad.push(Date.now() - t);
+  bigGap.push(await page.evaluate(() => { window.__stop = true; return window.__gap; }));
+  await context.close();
+}
 await browser.close();
 const ms = (xs) => `${Math.round(median(xs))} ms (median of ${xs.length})`;
 console.log('| measure | value |\n|---|---|');
@@ -55,3 +87,6 @@ if (tauPicker.length) {
   console.log(`| tau-bench file (${(readFileSync(TAU).length / 1e6).toFixed(1)} MB, 200 traces): file input to trace picker | ${ms(tauPicker)} |`);
   console.log(`| one trace picked to overview (analysis: values, heatmap, access graph) | ${ms(tauTrace)} |`);
 }
+const mbBig = (readFileSync(big).length / 1e6).toFixed(1);
+console.log(`| synthetic ${mbBig} MB JSON Lines (1,500 traces): file input to trace picker | ${ms(bigLoad)} |`);
+console.log(`| longest gap between animation frames on the page meanwhile | ${ms(bigGap)} |`);

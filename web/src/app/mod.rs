@@ -851,7 +851,12 @@ fn ProgressBar() -> impl IntoView {
         ctx.progress.get().map(|p| {
             let secs = ((js_sys::Date::now() - p.started) / 1000.0).max(0.001);
             let rate = if p.bytes > 0 {
-                format!(" · {} at {:.1} MB/s", fmt::mb(p.bytes), p.bytes as f64 / 1e6 / secs)
+                format!(
+                    " · {} · {:.1} s ({:.1} MB/s so far)",
+                    fmt::mb(p.bytes),
+                    secs,
+                    p.bytes as f64 / 1e6 / secs
+                )
             } else {
                 String::new()
             };
@@ -932,6 +937,14 @@ fn Picker() -> impl IntoView {
                 <h2>"Choose a trace"</h2>
                 <input id="picker-search" type="search" placeholder="Search trace ids"
                     prop:value=move || query.get() on:input=move |ev| query.set(event_target_value(&ev))/>
+                {move || {
+                    let q = query.get().to_lowercase();
+                    ctx.loaded.get().map(|l| {
+                        let n = l.traces.iter().filter(|t| q.is_empty() || t.id.to_lowercase().contains(&q)).count();
+                        let shown = n.min(500);
+                        view! { <p class="muted" id="picker-count">{if shown < n { format!("showing {shown} of {n} matching traces: search to narrow") } else { format!("{n} trace(s)") }}</p> }
+                    })
+                }}
                 <div class="scroll">
                     <table>
                         <thead><tr><th>"trace"</th><th>"calls"</th><th>"input tokens sent"</th><th>"cost"</th></tr></thead>
