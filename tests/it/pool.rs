@@ -265,3 +265,32 @@ fn export_is_native_format_the_importers_read_back() {
     assert!(stats.dropped > 0 && stats.sent_tokens < stats.full_tokens);
     assert_eq!(stats.reported_input_tokens, 300);
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+    /// Whatever a JavaScript caller passes as messages (random JSON built from the words the
+    /// parsers look for), the pool returns an error or a value: never a panic, which in wasm would
+    /// be a trap.
+    #[test]
+    fn random_messages_never_panic_the_pool(
+        messages in prop::collection::vec(crate::properties::json_value(), 1..12),
+        budget in 1u32..500,
+        which in 0usize..6,
+    ) {
+        let policy = ["value", "window", "value-compress", "value-offload", "anthropic-clear-tool-uses", "langchain-trim"][which];
+        let mut p = pool(policy, budget, false);
+        for m in messages {
+            // Also as a role-bearing message, so the parsers go past the role check.
+            let mut with_role = m.clone();
+            if let Value::Object(o) = &mut with_role {
+                o.entry("role").or_insert_with(|| json!("assistant"));
+            }
+            let _ = p.add(m);
+            let _ = p.add(with_role);
+            let ctx = p.context(None);
+            prop_assert!(ctx.tokens <= u64::from(budget) || ctx.over_budget);
+        }
+        let _ = p.explain(0);
+        let _ = p.export();
+    }
+}

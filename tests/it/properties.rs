@@ -4,7 +4,7 @@ use memlens_import::{import, ImportOptions, IMPORTERS};
 use proptest::prelude::*;
 use serde_json::Value;
 
-fn json_value() -> impl Strategy<Value = Value> {
+pub fn json_value() -> impl Strategy<Value = Value> {
     let leaf = prop_oneof![
         Just(Value::Null),
         any::<bool>().prop_map(Value::Bool),
