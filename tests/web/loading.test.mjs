@@ -1,0 +1,91 @@
+// The other ways in: drop anywhere (with the overlay), paste, Ctrl/Cmd+O; labels persist per
+// trace across reloads and feed the weight fit.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { launch, open, cli, int, shot, SAMPLE } from './helpers.mjs';
+
+let browser;
+before(async () => { browser = await launch(); });
+after(async () => { await browser?.close(); });
+const sampleText = readFileSync(SAMPLE, 'utf8');
+const ref = () => cli('inspect', SAMPLE, '--json').traces[0];
+
+test('drop a file anywhere: overlay, then the analysis', async () => {
+  const { page, state } = await open(browser);
+  state.watch();
+  const dt = await page.evaluateHandle((text) => {
+    const dt = new DataTransfer();
+    dt.items.add(new File([text], 'dropped.json', { type: 'application/json' }));
+    return dt;
+  }, sampleText);
+  await page.dispatchEvent('main, body', 'dragover', { dataTransfer: dt });
+  await page.waitForSelector('.drop-overlay');
+  await shot(page, 'drop-overlay');
+  await page.dispatchEvent('body', 'drop', { dataTransfer: dt });
+  await page.waitForSelector('#k-input');
+  assert.equal(await page.locator('.drop-overlay').count(), 0);
+  assert.match(await page.textContent('#file-badge'), /dropped\.json/);
+  assert.equal(await page.textContent('#k-input'), int(ref().counted_input_tokens));
+  assert.deepEqual(state.network(), []);
+  await page.close();
+});
+
+test('paste JSON outside a text field', async () => {
+  const { page, state } = await open(browser);
+  state.watch();
+  await page.evaluate((text) => {
+    const dt = new DataTransfer();
+    dt.setData('text', text);
+    document.body.dispatchEvent(new ClipboardEvent('paste', { clipboardData: dt, bubbles: true }));
+  }, sampleText);
+  await page.waitForSelector('#k-input');
+  assert.match(await page.textContent('#file-badge'), /pasted\.json/);
+  assert.equal(await page.textContent('#k-calls'), int(ref().calls));
+  assert.deepEqual(state.network(), []);
+  await page.close();
+});
+
+test('Ctrl+O opens the file chooser', async () => {
+  const { page } = await open(browser);
+  await page.bringToFront();
+  await page.click('.landing h1'); // focus the page
+  const [chooser] = await Promise.all([page.waitForEvent('filechooser'), page.keyboard.press('Control+o')]);
+  await chooser.setFiles(SAMPLE);
+  await page.waitForSelector('#k-calls');
+  await page.close();
+});
+
+test('labels persist per trace and fit weights', async () => {
+  const { page } = await open(browser);
+  await page.click('#load-sample');
+  await page.waitForSelector('#k-calls');
+  await page.click('#tab-chunks');
+  const rows = page.locator('#chunk-rows .row');
+  // Tool results and the user's first message important; the tool definitions and chit-chat useless.
+  const marks = { m2: 'important', m4: 'important', m8: 'important', m16: 'important', m0: 'useless', m6: 'useless', m10: 'useless', m21: 'useless' };
+  for (const [key, label] of Object.entries(marks)) {
+    await page.fill('#filter-text', key);
+    await rows.filter({ has: page.locator('span:first-child', { hasText: new RegExp(`^${key}$`) }) }).first().click();
+    await page.click(`#label-${label}`);
+  }
+  await page.fill('#filter-text', '');
+  await page.click('#tab-labels');
+  assert.match(await page.textContent('#label-count'), /^8 labelled/);
+  await page.click('#fit');
+  await page.waitForSelector('#fit-after');
+  assert.match(await page.textContent('#fit-after'), /AUC \d\.\d\d/);
+  assert.equal(await page.locator('#fit-weights tbody tr').count(), 8);
+  await shot(page, 'labels-fit');
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-labels')]);
+  assert.match(download.suggestedFilename(), /\.labels\.json$/);
+  // Reload: the labels come back for this file and trace.
+  await page.reload();
+  await page.waitForSelector('body[data-worker="ready"]');
+  await page.click('#load-sample');
+  // The hash brought back the labels view.
+  await page.waitForSelector('#tab-labels.active');
+  await page.waitForSelector('#label-list');
+  assert.match(await page.textContent('#label-count'), /^8 labelled/);
+  await page.close();
+});
