@@ -314,15 +314,18 @@ impl Engine {
             self.newest_user = Some(message);
         }
         self.value.add(chunk, self.call, None);
-        let session = chunk.meta.session_date.as_deref();
-        let doc = self.recall.add(
-            &chunk.content,
-            chunk.meta.speaker.as_deref(),
-            session,
-            chunk.tokens,
-        ) as u32;
-        debug_assert_eq!(doc as usize, self.doc_chunk.len());
-        self.doc_chunk.push(chunk.id);
+        // Only an archive is ever searched: without offload the index would be dead weight.
+        if self.config.offload.is_some() {
+            let session = chunk.meta.session_date.as_deref();
+            let doc = self.recall.add(
+                &chunk.content,
+                chunk.meta.speaker.as_deref(),
+                session,
+                chunk.tokens,
+            ) as u32;
+            debug_assert_eq!(doc as usize, self.doc_chunk.len());
+            self.doc_chunk.push(chunk.id);
+        }
         self.index.insert(chunk.id, self.items.len());
         self.next_seq += 1;
         self.items.push(Item {
