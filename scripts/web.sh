@@ -62,11 +62,12 @@ case "$cmd" in
     ;;
   test)
     build
-    cargo build -p memlens-cli --quiet
+    # The reference figures come from the CLI (the default target dir: scripts/test.sh built it).
+    (unset CARGO_TARGET_DIR; cargo build -p memlens-cli --quiet)
     port=$(free_port)
     pid=$(serve_bg "$port")
     trap 'kill "$pid" 2>/dev/null || true' EXIT
-    MEMLENS_WEB_URL="http://127.0.0.1:$port/" MEMLENS_BIN="$CARGO_TARGET_DIR/debug/memlens" \
+    MEMLENS_WEB_URL="http://127.0.0.1:$port/" MEMLENS_BIN="$ROOT/target/debug/memlens" \
       node --test --test-concurrency=1 tests/web/
     ;;
   measure)
