@@ -3,7 +3,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { launch, open, cli, int, shot, SAMPLE } from './helpers.mjs';
+import { launch, open, cli, int, shot, SAMPLE, ROOT } from './helpers.mjs';
 
 let browser;
 before(async () => { browser = await launch(); });
@@ -87,5 +87,21 @@ test('labels persist per trace and fit weights', async () => {
   await page.waitForSelector('#tab-labels.active');
   await page.waitForSelector('#label-list');
   assert.match(await page.textContent('#label-count'), /^8 labelled/);
+  await page.close();
+});
+
+test('an Anthropic log with usage: reported vs counted input, per call', async () => {
+  const file = `${ROOT}/tests/fixtures/anthropic/log.jsonl`;
+  const ref = cli('inspect', file, '--json').traces[0];
+  const { page } = await open(browser);
+  await page.setInputFiles('#file-input', file);
+  await page.waitForSelector('#k-reported');
+  assert.match(await page.textContent('#file-badge'), /anthropic/);
+  const diff = ref.reported_input_tokens - ref.counted_input_tokens_where_reported;
+  assert.equal(await page.textContent('#k-reported'),
+    `reported ${int(ref.reported_input_tokens)} vs counted ${int(ref.counted_input_tokens_where_reported)} (${diff >= 0 ? '+' : ''}${diff})`);
+  const withUsage = ref.calls_detail.filter((c) => c.reported_input != null).length;
+  assert.equal(await page.locator('#growth-chart circle.reported').count(), withUsage);
+  await shot(page, 'anthropic-usage');
   await page.close();
 });

@@ -55,6 +55,9 @@ pub struct AnalysisOptions {
     pub value: ValueConfig,
     /// Characters of each chunk's one-line preview.
     pub preview_chars: usize,
+    /// At most this many heatmap rows (the first chunks in order): a long run with many chunks
+    /// would otherwise make the heatmap the bulk of the analysis.
+    pub max_heatmap_rows: usize,
 }
 
 impl Default for AnalysisOptions {
@@ -62,6 +65,7 @@ impl Default for AnalysisOptions {
         AnalysisOptions {
             value: ValueConfig::default(),
             preview_chars: 100,
+            max_heatmap_rows: 5000,
         }
     }
 }
@@ -235,8 +239,11 @@ pub struct Analysis {
     pub by_tool: Vec<Group>,
     /// Per chunk, in trace order.
     pub chunks: Vec<ChunkRow>,
-    /// Value heatmap rows, in trace order (chunks no call carried are left out).
+    /// Value heatmap rows, in trace order (chunks no call carried are left out), at most
+    /// [`AnalysisOptions::max_heatmap_rows`].
     pub heatmap: Vec<HeatRow>,
+    /// Heatmap rows there would be without the limit.
+    pub heatmap_total_rows: usize,
     /// Access graph edges, by call.
     pub edges: Vec<Edge>,
     /// The weights the values were computed with.
@@ -355,7 +362,9 @@ pub fn analyze(trace: &Trace, prices: &PriceTable, options: &AnalysisOptions) ->
             .then(b.token_calls.cmp(&a.token_calls))
     });
 
-    let heatmap = heatmap(trace, &graph, &options.value, &first, &last);
+    let mut heatmap = heatmap(trace, &graph, &options.value, &first, &last);
+    let heatmap_total_rows = heatmap.len();
+    heatmap.truncate(options.max_heatmap_rows);
     let edges = graph
         .references()
         .iter()
@@ -405,6 +414,7 @@ pub fn analyze(trace: &Trace, prices: &PriceTable, options: &AnalysisOptions) ->
         by_tool,
         chunks,
         heatmap,
+        heatmap_total_rows,
         edges,
         weights: options.value.weights.clone(),
     }
@@ -933,6 +943,18 @@ mod tests {
         // message popularity grows over the run.
         let urow = a.heatmap.iter().find(|r| r.chunk == 1).expect("a row");
         assert_eq!(urow.cells.len(), trace.calls.len());
+        assert_eq!(a.heatmap_total_rows, a.heatmap.len());
+        // The row limit keeps the first rows and says how many there were.
+        let limited = analyze(
+            &trace,
+            &PriceTable::builtin(),
+            &AnalysisOptions {
+                max_heatmap_rows: 3,
+                ..AnalysisOptions::default()
+            },
+        );
+        assert_eq!(limited.heatmap, a.heatmap[..3].to_vec());
+        assert_eq!(limited.heatmap_total_rows, a.heatmap.len());
     }
 
     #[test]

@@ -221,7 +221,10 @@ impl Ctx {
             compare: RwSignal::new(Vec::new()),
             diff: RwSignal::new(None),
             labels: RwSignal::new(BTreeMap::new()),
-            options: RwSignal::new(AnalysisOptions::default()),
+            options: RwSignal::new(AnalysisOptions {
+                max_heatmap_rows: views::HEAT_MAX_ROWS,
+                ..AnalysisOptions::default()
+            }),
             help: RwSignal::new(false),
             dragging: RwSignal::new(false),
             theme: RwSignal::new("light".into()),

@@ -98,7 +98,7 @@ fn growth_chart(data: &Data) -> impl IntoView {
     let max = a
         .calls
         .iter()
-        .map(|c| c.input_tokens)
+        .map(|c| c.input_tokens.max(c.reported_input.unwrap_or(0)))
         .max()
         .unwrap_or(0)
         .max(1) as f64;
@@ -135,6 +135,24 @@ fn growth_chart(data: &Data) -> impl IntoView {
             <rect x=left + i as f64 * bw y=top width=bw.max(0.5) height=h - bottom - top fill="transparent"><title>{tip}</title></rect>
         }.into_any());
     }
+    let reported = a
+        .calls
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| {
+            let r = c.reported_input?;
+            let tip = format!(
+                "call {}: provider reported {} input tokens, MemLens counted {}",
+                c.index,
+                int(r),
+                int(c.input_tokens)
+            );
+            Some(view! {
+                <circle cx=left + (i as f64 + 0.5) * bw cy=y(r as f64) r=3.5 class="reported"><title>{tip}</title></circle>
+            })
+        })
+        .collect::<Vec<_>>();
+    let has_reported = !reported.is_empty();
     let ticks = (0..=4)
         .map(|k| {
             let v = max * k as f64 / 4.0;
@@ -148,10 +166,12 @@ fn growth_chart(data: &Data) -> impl IntoView {
         <svg class="chart" id="growth-chart" viewBox=format!("0 0 {w} {h}") preserveAspectRatio="none">
             {ticks}
             {rects}
+            {reported}
             <text x=left y=h - 6.0 class="axis">"call 0"</text>
             <text x=w y=h - 6.0 text-anchor="end" class="axis">{format!("call {}", a.calls.len().saturating_sub(1))}</text>
         </svg>
         {legend(&a.categories)}
+        {has_reported.then(|| view! { <div class="legend"><span><i class="reported"></i>"input tokens the provider reported (usage), per call"</span></div> })}
     }
 }
 
@@ -475,7 +495,8 @@ fn ramp(v: f64) -> String {
     format!("rgb({},{},{})", r as u8, g as u8, b as u8)
 }
 
-const HEAT_MAX_ROWS: usize = 4000;
+/// Heatmap rows drawn (and asked of the analysis).
+pub const HEAT_MAX_ROWS: usize = 4000;
 
 #[component]
 fn Heatmap(data: Arc<Data>) -> impl IntoView {
@@ -564,7 +585,7 @@ fn Heatmap(data: Arc<Data>) -> impl IntoView {
     view! {
         <section class="heatmap">
             <p class="muted">"Rows: chunks in order; columns: calls. Colour: the chunk's value at that call (as the engine saw it then: uses so far); blank where the chunk was not in the call's input. Hover for details, click to open the chunk."
-                {(a.heatmap.len() > HEAT_MAX_ROWS).then(|| format!(" Showing the first {HEAT_MAX_ROWS} of {} rows.", a.heatmap.len()))}</p>
+                {(a.heatmap_total_rows > a.heatmap.len().min(HEAT_MAX_ROWS)).then(|| format!(" Showing the first {} of {} rows.", a.heatmap.len().min(HEAT_MAX_ROWS), a.heatmap_total_rows))}</p>
             <div class="heat-legend"><span>"0"</span><i style:background=format!("linear-gradient(90deg, {}, {})", ramp(0.0), ramp(1.0))></i><span>"1"</span></div>
             <div class="tip" id="heat-tip">{move || tip.get()}</div>
             <div class="heat-wrap">
