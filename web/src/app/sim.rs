@@ -174,6 +174,73 @@ fn sweep_chart(views: &[SimView]) -> impl IntoView {
     }
 }
 
+/// Strategies by their names in policy files.
+const STRATEGIES: [&str; 9] = [
+    "keep-all",
+    "window",
+    "value",
+    "oracle",
+    "langchain-trim",
+    "anthropic-clear-tool-uses",
+    "llamaindex-memory",
+    "letta-summarize",
+    "openai-keep-last-n",
+];
+
+fn opt_u32(text: &str) -> Option<u32> {
+    text.trim().parse().ok()
+}
+
+/// The policy form: the main fields of the policy in the text box, edited in place (the text
+/// becomes JSON).
+#[component]
+fn PolicyForm() -> impl IntoView {
+    let ctx = ctx();
+    let parsed = Memo::new(move |_| PolicyConfig::parse(&ctx.policy_text.get()).ok());
+    let edit = move |f: &dyn Fn(&mut PolicyConfig)| {
+        if let Some(mut p) = parsed.get_untracked() {
+            f(&mut p);
+            ctx.policy_text.set(p.to_json());
+            ctx.policy_name.set("custom".into());
+        }
+    };
+    let get = move |f: fn(&PolicyConfig) -> String| {
+        move || parsed.get().map(|p| f(&p)).unwrap_or_default()
+    };
+    let flag = move |f: fn(&PolicyConfig) -> bool| move || parsed.get().is_some_and(|p| f(&p));
+    view! {
+        <div class="policy-form" id="policy-form">
+            <label>"strategy "<select id="form-strategy" on:change=move |ev| {
+                let v = event_target_value(&ev);
+                edit(&|p| if let Ok(st) = serde_json::from_value(serde_json::Value::String(v.clone())) { p.strategy = st; });
+            }>
+                {STRATEGIES.iter().map(|n| view! {
+                    <option value=*n selected=move || parsed.get().and_then(|p| serde_json::to_value(p.strategy).ok()).and_then(|v| v.as_str().map(|s| s == *n)).unwrap_or(false)>{*n}</option>
+                }).collect_view()}
+            </select></label>
+            <label>"keep newest messages "<input id="form-recent" type="number" min="0" size="4" prop:value=get(|p| p.protect.recent_messages.to_string())
+                on:change=move |ev| { let v = opt_u32(&event_target_value(&ev)).unwrap_or(0); edit(&|p| p.protect.recent_messages = v); }/></label>
+            <label>"max age (calls) "<input id="form-age" type="number" min="1" size="4" placeholder="none" prop:value=get(|p| p.max_age_calls.map(|v| v.to_string()).unwrap_or_default())
+                on:change=move |ev| { let v = opt_u32(&event_target_value(&ev)); edit(&|p| p.max_age_calls = v); }/></label>
+            <label>"window: max messages "<input id="form-max-messages" type="number" min="1" size="4" placeholder="by tokens" prop:value=get(|p| p.max_messages.map(|v| v.to_string()).unwrap_or_default())
+                on:change=move |ev| { let v = opt_u32(&event_target_value(&ev)); edit(&|p| p.max_messages = v); }/></label>
+            <label><input id="form-json" type="checkbox" prop:checked=flag(|p| p.compress.json.is_some())
+                on:change=move |ev| { let on = event_target_checked(&ev); edit(&|p| p.compress.json = on.then(Default::default)); }/>" compact JSON results"</label>
+            <label><input id="form-strip" type="checkbox" prop:checked=flag(|p| p.compress.strip_markup)
+                on:change=move |ev| { let on = event_target_checked(&ev); edit(&|p| p.compress.strip_markup = on); }/>" strip markup"</label>
+            <label><input id="form-dedupe" type="checkbox" prop:checked=flag(|p| p.compress.dedupe)
+                on:change=move |ev| { let on = event_target_checked(&ev); edit(&|p| p.compress.dedupe = on); }/>" dedupe"</label>
+            <label>"clear tool results after (calls) "<input id="form-clear" type="number" min="1" size="4" placeholder="never" prop:value=get(|p| p.compress.clear_tool_results_after.map(|v| v.to_string()).unwrap_or_default())
+                on:change=move |ev| { let v = opt_u32(&event_target_value(&ev)); edit(&|p| p.compress.clear_tool_results_after = v); }/></label>
+            <label><input id="form-summary" type="checkbox" prop:checked=flag(|p| p.compress.summary.is_some())
+                on:change=move |ev| { let on = event_target_checked(&ev); edit(&|p| p.compress.summary = on.then(Default::default)); }/>" summarize evicted spans"</label>
+            <label><input id="form-offload" type="checkbox" prop:checked=flag(|p| p.offload.is_some())
+                on:change=move |ev| { let on = event_target_checked(&ev); edit(&|p| p.offload = on.then(Default::default)); }/>" offload + retrieval"</label>
+            {move || parsed.get().is_none().then(|| view! { <span class="muted">"(the text does not parse: fix it below)"</span> })}
+        </div>
+    }
+}
+
 /// The simulator view.
 #[component]
 pub fn Simulator(data: Arc<Data>) -> impl IntoView {
@@ -319,6 +386,7 @@ pub fn Simulator(data: Arc<Data>) -> impl IntoView {
             <div class="sim-form">
                 <label>"Policy "<select id="policy-select" on:change=choose>
                     {BUILTIN.iter().map(|n| view! { <option value=*n selected=move || ctx.policy_name.get() == *n>{*n}</option> }).collect_view()}
+                    <option value="custom" disabled selected=move || !BUILTIN.contains(&ctx.policy_name.get().as_str())>"custom (edited)"</option>
                 </select></label>
                 <label>"Budget (tokens) "<input id="budget" type="number" min="1" prop:value=move || ctx.budget.get().to_string()
                     on:change=move |ev| { if let Ok(b) = event_target_value(&ev).parse::<u32>() { if b > 0 { ctx.budget.set(b) } } }/></label>
@@ -326,6 +394,7 @@ pub fn Simulator(data: Arc<Data>) -> impl IntoView {
                 <button id="run-sweep" on:click=sweep>"Sweep budgets"</button>
                 <button id="run-compare" on:click=compare>"Compare all policies"</button>
                 <button id="export-policy" on:click=export>"Export policy"</button>
+                <PolicyForm/>
                 <details>
                     <summary>"Edit the policy (JSON or TOML)"</summary>
                     <textarea id="policy-text" rows=16 prop:value=move || ctx.policy_text.get()
