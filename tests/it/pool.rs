@@ -294,3 +294,43 @@ proptest! {
         let _ = p.export();
     }
 }
+
+#[test]
+fn deferred_value_work_gives_the_same_explanations_as_eager() {
+    // The window policy defers value-engine and detector work until something reads values; the
+    // value policy does it at once. With nothing evicted, both see the same chunks in the same
+    // order, so every explanation must match exactly.
+    let path = crate::root().join("../shared/data/traces/tau-bench-gpt-4o-airline.json");
+    let raw: Vec<Value> =
+        serde_json::from_slice(&std::fs::read(&path).expect("tau-bench")).expect("JSON");
+    for record in raw.iter().take(5) {
+        let (mut lazy, mut eager) = (
+            pool("window", 1_000_000, false),
+            pool("value", 1_000_000, false),
+        );
+        let mut ids = Vec::new();
+        for (k, m) in record["traj"].as_array().expect("traj").iter().enumerate() {
+            if m["role"] == "assistant" {
+                lazy.context(None);
+                eager.context(None);
+            }
+            ids.extend(lazy.add(m.clone()).expect("valid"));
+            eager.add(m.clone()).expect("valid");
+            if k == 3 {
+                // A label in between: catching up must keep the order of work.
+                lazy.label(ids[1], Some(memlens_core::value::Label::Important))
+                    .expect("known");
+                eager
+                    .label(ids[1], Some(memlens_core::value::Label::Important))
+                    .expect("known");
+            }
+        }
+        for &id in &ids {
+            let (a, b) = (
+                lazy.explain(id).expect("known"),
+                eager.explain(id).expect("known"),
+            );
+            assert_eq!(a.value, b.value, "chunk {id}");
+        }
+    }
+}

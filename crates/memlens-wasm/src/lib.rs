@@ -173,7 +173,7 @@ impl RawPool {
     }
 
     /// Why a chunk is (not) in the latest context, with its value factors.
-    pub fn explain(&self, chunk: u32) -> Result<JsValue, JsError> {
+    pub fn explain(&mut self, chunk: u32) -> Result<JsValue, JsError> {
         to_js(&self.pool.explain(chunk).map_err(js_err)?)
     }
 

@@ -505,15 +505,16 @@ impl Pool {
     }
 
     /// Why a chunk is (not) in the latest context, with its value factors.
-    pub fn explain(&self, chunk: u32) -> Result<Explanation, PoolError> {
+    pub fn explain(&mut self, chunk: u32) -> Result<Explanation, PoolError> {
         let id = self.known(chunk)?;
-        let c = &self.builder.trace().chunks[id.0 as usize];
         let query = self.newest_user_text();
+        let now = self.engine.calls();
         let ve = self.engine.value_engine();
         let relevance = query.as_deref().map_or(0.0, |q| {
             ve.relevance(q, &[id]).first().copied().unwrap_or(0.0)
         });
-        let value = ve.score(id, self.engine.calls(), None, relevance);
+        let value = ve.score(id, now, None, relevance);
+        let c = &self.builder.trace().chunks[id.0 as usize];
         let entry = self
             .last
             .as_ref()

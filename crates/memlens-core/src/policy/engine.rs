@@ -127,6 +127,19 @@ struct Summary {
     active: bool,
 }
 
+/// Value-engine and detector work queued by [`Engine::add`] (see `Engine::backlog`).
+#[derive(Debug, Clone)]
+enum Deferred {
+    /// A chunk to add to the value engine (and to the detector's index unless it is an output).
+    Add {
+        chunk: Box<Chunk>,
+        call: u32,
+        observe: bool,
+    },
+    /// One agent message's output chunks, whose references to earlier chunks count as uses.
+    Outputs { call: u32, chunks: Vec<Chunk> },
+}
+
 /// The policy engine. See the module docs.
 #[derive(Clone)]
 pub struct Engine {
@@ -160,6 +173,10 @@ pub struct Engine {
     /// Output chunks of the current agent message, detected together on the next non-output
     /// chunk or call.
     pending_outputs: Vec<Chunk>,
+    /// Value-engine and reference-detector work not done yet, in order. Only the value
+    /// strategy reads values to decide; for the others this work waits until something reads
+    /// them (an explanation, a label), so their per-turn cost is the decision's alone.
+    backlog: Vec<Deferred>,
     /// The archive's retrieval index (MemLens recall: BM25 with query expansion from the
     /// conversation and session cues), one document per chunk.
     recall: RecallIndex,
@@ -225,6 +242,7 @@ impl Engine {
             newest_user: None,
             detector: Detector::new(),
             pending_outputs: Vec::new(),
+            backlog: Vec::new(),
             recall: RecallIndex::new(),
             summaries: Vec::new(),
             future: HashMap::new(),
@@ -241,8 +259,10 @@ impl Engine {
         &self.config
     }
 
-    /// The value engine, with every chunk added so far (for explanations).
-    pub fn value_engine(&self) -> &ValueEngine {
+    /// The value engine, with every chunk added so far (for explanations). Brings it up to date
+    /// first (see [`Engine::add`]).
+    pub fn value_engine(&mut self) -> &ValueEngine {
+        self.catch_up();
         &self.value
     }
 
@@ -308,12 +328,19 @@ impl Engine {
             self.pending_outputs.push(chunk.clone());
         } else {
             self.flush_outputs();
-            self.detector.observe(chunk);
         }
         if chunk.category == Category::User {
             self.newest_user = Some(message);
         }
-        self.value.add(chunk, self.call, None);
+        let observe = !matches!(
+            chunk.category,
+            Category::Assistant | Category::ToolCall | Category::Reasoning
+        );
+        self.defer(Deferred::Add {
+            chunk: Box::new(chunk.clone()),
+            call: self.call,
+            observe,
+        });
         // Only an archive is ever searched: without offload the index would be dead weight.
         if self.config.offload.is_some() {
             let session = chunk.meta.session_date.as_deref();
@@ -348,9 +375,41 @@ impl Engine {
             return;
         }
         let outputs = std::mem::take(&mut self.pending_outputs);
-        let refs: Vec<&Chunk> = outputs.iter().collect();
-        for r in self.detector.outputs(self.call.saturating_sub(1), &refs) {
-            self.value.record_use(r.used);
+        self.defer(Deferred::Outputs {
+            call: self.call.saturating_sub(1),
+            chunks: outputs,
+        });
+    }
+
+    /// Queues value-engine and detector work; the value strategy does it at once.
+    fn defer(&mut self, work: Deferred) {
+        self.backlog.push(work);
+        if self.config.strategy == Strategy::Value {
+            self.catch_up();
+        }
+    }
+
+    /// Does the queued work, in order: exactly what adding and detecting eagerly would have done.
+    fn catch_up(&mut self) {
+        for work in std::mem::take(&mut self.backlog) {
+            match work {
+                Deferred::Add {
+                    chunk,
+                    call,
+                    observe,
+                } => {
+                    if observe {
+                        self.detector.observe(&chunk);
+                    }
+                    self.value.add(&chunk, call, None);
+                }
+                Deferred::Outputs { call, chunks } => {
+                    let refs: Vec<&Chunk> = chunks.iter().collect();
+                    for r in self.detector.outputs(call, &refs) {
+                        self.value.record_use(r.used);
+                    }
+                }
+            }
         }
     }
 
@@ -378,6 +437,7 @@ impl Engine {
 
     /// Labels a chunk for the value engine (and protection: important chunks are kept).
     pub fn label(&mut self, chunk: ChunkId, label: Option<crate::value::Label>) {
+        self.catch_up();
         self.value.set_label(chunk, label);
         if let Some(&i) = self.index.get(&chunk) {
             self.items[i].pinned |= label == Some(crate::value::Label::Important);
