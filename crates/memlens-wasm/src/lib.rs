@@ -28,7 +28,6 @@ pub mod pool;
 pub mod render;
 
 use memlens_core::analysis::{self, Analysis, AnalysisOptions};
-use memlens_core::cost::PriceTable;
 use memlens_core::policy::{PolicyConfig, BUILTIN};
 use memlens_core::value::Label;
 use memlens_import::live::{self, Dialect};
@@ -150,20 +149,21 @@ impl RawPool {
             }
         }
         let out = js_sys::Object::new();
-        let set = |k: &str, v: &JsValue| js_sys::Reflect::set(&out, &JsValue::from_str(k), v);
-        set("refs", &js_sys::Uint32Array::from(refs.as_slice()).into())
-            .map_err(|_| js_err("set"))?;
-        set("extras", &to_js(&extras)?).map_err(|_| js_err("set"))?;
-        set("tokens", &JsValue::from_f64(ctx.tokens as f64)).map_err(|_| js_err("set"))?;
-        set("fullTokens", &JsValue::from_f64(ctx.full_tokens as f64)).map_err(|_| js_err("set"))?;
-        set("overBudget", &JsValue::from_bool(ctx.over_budget)).map_err(|_| js_err("set"))?;
-        for (k, v) in [
-            ("compressed", &ctx.compressed),
-            ("evicted", &ctx.evicted),
-            ("retrieved", &ctx.retrieved),
-        ] {
-            set(k, &js_sys::Uint32Array::from(v.as_slice()).into()).map_err(|_| js_err("set"))?;
-        }
+        // Setting a property of a fresh plain object cannot fail; the error is still reported.
+        let set = |k: &str, v: JsValue| {
+            js_sys::Reflect::set(&out, &JsValue::from_str(k), &v)
+                .map(|_| ())
+                .map_err(|_| JsError::new(&format!("could not set {k} on the context object")))
+        };
+        let ids = |v: &[u32]| JsValue::from(js_sys::Uint32Array::from(v));
+        set("refs", ids(&refs))?;
+        set("extras", to_js(&extras)?)?;
+        set("tokens", JsValue::from_f64(ctx.tokens as f64))?;
+        set("fullTokens", JsValue::from_f64(ctx.full_tokens as f64))?;
+        set("overBudget", JsValue::from_bool(ctx.over_budget))?;
+        set("compressed", ids(&ctx.compressed))?;
+        set("evicted", ids(&ctx.evicted))?;
+        set("retrieved", ids(&ctx.retrieved))?;
         Ok(out.into())
     }
 
@@ -269,7 +269,7 @@ pub fn analyze_trace(bytes: &[u8], options: JsValue) -> Result<JsValue, JsError>
         },
     )
     .map_err(js_err)?;
-    let prices = PriceTable::builtin();
+    let prices = pool::prices();
     let traces: Vec<&memlens_core::Trace> = match o.trace {
         None => result.traces.iter().collect(),
         Some(i) => vec![result.traces.get(i).ok_or_else(|| {
@@ -282,7 +282,7 @@ pub fn analyze_trace(bytes: &[u8], options: JsValue) -> Result<JsValue, JsError>
     let options = AnalysisOptions::default();
     let analyses: Vec<Analysis> = traces
         .into_iter()
-        .map(|t| analysis::analyze(t, &prices, &options))
+        .map(|t| analysis::analyze(t, prices, &options))
         .collect();
     #[derive(Serialize)]
     #[serde(rename_all = "camelCase")]

@@ -39,6 +39,12 @@ pub enum PoolError {
     Options(String),
 }
 
+/// The built-in price table, parsed once: `countTokens` with a priced model checks it per call.
+pub fn prices() -> &'static PriceTable {
+    static PRICES: std::sync::OnceLock<PriceTable> = std::sync::OnceLock::new();
+    PRICES.get_or_init(PriceTable::builtin)
+}
+
 /// How the pool counts tokens for a model.
 pub fn counter_for(model: Option<&str>) -> Result<TokenCounter, PoolError> {
     let Some(model) = model else {
@@ -56,7 +62,7 @@ pub fn counter_for(model: Option<&str>) -> Result<TokenCounter, PoolError> {
         _ => {}
     }
     let choice = tokens::encoding_for_model(Some(model));
-    if choice.estimated && PriceTable::builtin().lookup(model).is_none() {
+    if choice.estimated && prices().lookup(model).is_none() {
         return Err(PoolError::UnknownModel(model.to_string()));
     }
     Ok(TokenCounter::new(choice))
@@ -241,11 +247,10 @@ impl Pool {
             // Without a summarizer the summary action is unavailable, never modeled.
             options.policy.compress.summary = None;
         }
-        let prices = PriceTable::builtin();
         let input_usd_per_mtok = options
             .model
             .as_deref()
-            .and_then(|m| prices.lookup(m))
+            .and_then(|m| prices().lookup(m))
             .and_then(|(_, p)| p.input);
         let engine = Engine::new(
             options.policy.clone(),
