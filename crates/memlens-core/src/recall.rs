@@ -1,33 +1,54 @@
-//! Lexical memory recall: which past turns to bring back into a context of `budget` tokens for a
-//! query, with no neural model (see `docs/recall.md`).
+//! Memory recall without a neural model: which past turns to bring back into a context of
+//! `budget` tokens for a query (see `docs/recall.md`).
 //!
 //! [`RecallIndex`] is an incremental index over turns (add a turn at any time, no rebuild). A
-//! query is answered in five steps, each an ingredient that [`RecallParams`] can switch off:
+//! query is answered in six steps, each an ingredient that [`RecallParams`] can switch off:
 //!
-//! 1. **BM25** over MemLens' terms ([`crate::text::terms`]: stop words out, light stemming) of
-//!    the rendered turn (`speaker: content`).
+//! 1. **BM25** over recall's [`terms`] (stop words out, Snowball English stems) of the rendered
+//!    turn (`speaker: content`).
 //! 2. **Pseudo-relevance feedback** (RM3-style): the best turns of the first pass vote for their
 //!    own terms (weighted by the turn's normalized score, the term's share of the turn and its
 //!    idf); the best new terms join the query with a total weight that is a fixed share of the
 //!    original query's, and BM25 runs again.
-//! 3. **Speaker cue**: when a question names some but not all of the conversation's speakers,
-//!    the named speakers' turns get a boost.
+//! 3. **Speaker cue** (off by default): when a question names some but not all of the
+//!    conversation's speakers, the named speakers' turns get a boost.
 //! 4. **Passage smoothing**: a turn also gains the lexical score of each neighbour turn of the
 //!    same session (it is scored as the three-turn passage centred on it), since a fact is often
 //!    split between a question and its reply.
 //! 5. **Session prior** (off by default: neutral once passages are scored): a turn also scores
 //!    by how relevant its session is (the session's summed turn scores, normalized).
+//! 6. **Word vectors**: each turn has the idf-weighted average of its words' static GloVe
+//!    vectors ([`vectors`], fixed when the turn is added); the query's average is compared with
+//!    every turn's after both are centred on the conversation's mean turn vector. This cosine,
+//!    passage-smoothed like the lexical score, is added to the lexical score normalized by the
+//!    best one: paraphrases ("kids" for "children") and hyponyms ("taekwondo" for "martial arts")
+//!    that share no term still meet.
 //!
 //! The budget is then filled greedily by final score; every hit brings its neighbour turns of the
 //! same session (the turn before, then the turn after, each if it fits), since a turn's evidence
 //! is often its question or its reply. When the scored turns run out, the rest of the budget is
-//! filled by the same score (newest first among turns sharing no term, unless the session prior
-//! ranks them).
+//! filled by the same score (newest first among turns with none).
+//!
+//! ```
+//! use memlens_core::recall::{RecallIndex, RecallParams};
+//!
+//! let mut ix = RecallIndex::new();
+//! ix.add("Ann: I signed up for a pottery class yesterday.", Some("Ann"), Some("day 1"), 12);
+//! ix.add("Bo: The weather in Lisbon is sunny and warm.", Some("Bo"), Some("day 2"), 11);
+//! ix.add("Ann: My kids love the museum downtown.", Some("Ann"), Some("day 3"), 9);
+//! // No turn shares a term with the question; the word vectors find the one about kids.
+//! let scores = ix.scores("What do the children enjoy?", &RecallParams::default());
+//! assert!(scores[2] > scores[1]);
+//! // Twelve tokens hold one turn.
+//! assert_eq!(ix.query("pottery", 12, &RecallParams::default()), vec![0]);
+//! ```
 //!
 //! Pure and deterministic: no I/O, no clock, no hashing order in results.
 
+pub mod vectors;
+
 use crate::evidence::{render_turn, ContextBuilder, Conversation, Fill};
-use crate::text::terms;
+use crate::text::{is_stop_word, words};
 use std::collections::HashMap;
 
 /// The switches and parameters of a recall query. [`RecallParams::default`] is the MemLens
@@ -60,6 +81,10 @@ pub struct RecallParams {
     /// Passage smoothing: a turn's lexical score gains this share of its same-session
     /// neighbours' lexical scores (0 is off).
     pub window: f32,
+    /// Semantic similarity from static word vectors ([`vectors::WordVectors::builtin`]): the
+    /// weight of a turn's centred cosine with the query (passage-smoothed like the lexical
+    /// score) added to its lexical score normalized by the best one (0 is off).
+    pub semantic_weight: f32,
 }
 
 impl Default for RecallParams {
@@ -76,6 +101,7 @@ impl Default for RecallParams {
             backfill: true,
             token_exponent: 0.0,
             window: 1.0,
+            semantic_weight: 0.5,
         }
     }
 }
@@ -99,14 +125,56 @@ pub struct RecallIndex {
     /// turn -> session id.
     session: Vec<u32>,
     session_ids: HashMap<String, u32>,
+    /// turn -> its unit-length word-vector average, 8-bit (x 127), `dims` per turn; all zero
+    /// for a turn with no word in the table.
+    emb: Vec<i8>,
+    /// turn -> squared length of its stored (8-bit) vector, 0 for none.
+    emb_norm2: Vec<f32>,
+    /// Sum of the stored turn vectors (for their mean) and how many turns have one.
+    emb_sum: Vec<f32>,
+    emb_count: u32,
+    /// MemLens' light stemmer ([`crate::text::terms`]) and no word vectors ([`RecallIndex::light`]).
+    light: bool,
 }
 
 const NONE: u32 = u32::MAX;
+
+/// Recall's index terms: lowercase words, stop words out, Snowball (Porter2) English stems.
+pub fn terms(text: &str) -> Vec<String> {
+    thread_local! {
+        static STEMMER: rust_stemmers::Stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
+    }
+    STEMMER.with(|st| {
+        words(text)
+            .filter(|w| !is_stop_word(w))
+            .map(|w| st.stem(&w).into_owned())
+            .collect()
+    })
+}
 
 impl RecallIndex {
     /// An empty index.
     pub fn new() -> RecallIndex {
         RecallIndex::default()
+    }
+
+    /// An empty index with the analysis the engine's archive uses on agent traces: MemLens'
+    /// light stemmer and no word vectors. On tau-bench tool traces both newer ingredients
+    /// measured worse there (see `docs/recall.md`); conversations use [`RecallIndex::new`].
+    pub fn light() -> RecallIndex {
+        RecallIndex {
+            light: true,
+            ..RecallIndex::default()
+        }
+    }
+
+    /// The index terms of `text` under this index's analysis.
+    fn analyze(&self, text: &str) -> Vec<String> {
+        if self.light {
+            crate::text::terms(text)
+        } else {
+            terms(text)
+        }
     }
 
     /// Number of turns.
@@ -144,6 +212,8 @@ impl RecallIndex {
                 + self.speaker.capacity()
                 + self.session.capacity())
                 * size_of::<u32>()
+            + self.emb.capacity()
+            + (self.emb_norm2.capacity() + self.emb_sum.capacity()) * size_of::<f32>()
             + self.speakers.capacity() * size_of::<Vec<String>>()
             + self
                 .speakers
@@ -165,7 +235,7 @@ impl RecallIndex {
         let id = self.doc_len.len() as u32;
         let mut tf: HashMap<u32, u32> = HashMap::new();
         let mut len = 0u32;
-        for t in terms(text) {
+        for t in self.analyze(text) {
             let next = self.vocab.len() as u32;
             let tid = *self.vocab.entry(t).or_insert(next);
             if tid as usize == self.postings.len() {
@@ -183,13 +253,17 @@ impl RecallIndex {
         self.doc_len.push(len);
         self.total_len += u64::from(len);
         self.tokens.push(tokens);
+        if !self.light {
+            self.add_vector(text, id as usize + 1);
+        }
         let sp = match speaker {
             Some(name) if !name.trim().is_empty() => {
                 let key = name.trim().to_lowercase();
                 let next = self.speaker_ids.len() as u32;
                 let sid = *self.speaker_ids.entry(key).or_insert(next);
                 if sid as usize == self.speakers.len() {
-                    self.speakers.push(terms(name));
+                    let name = self.analyze(name);
+                    self.speakers.push(name);
                 }
                 sid
             }
@@ -201,6 +275,122 @@ impl RecallIndex {
         let sess = *self.session_ids.entry(key).or_insert(next);
         self.session.push(sess);
         id as usize
+    }
+
+    /// Weight of a term in a vector average: its inverse document frequency among `n` turns.
+    fn vector_weight(&self, term: &str, n: usize) -> f32 {
+        let df = self
+            .vocab
+            .get(term)
+            .map_or(0, |&t| self.postings[t as usize].len());
+        ((n as f32 + 1.0) / (df as f32 + 1.0)).ln()
+    }
+
+    /// The idf-weighted average of the word vectors of `text`'s terms, unit length (None when no
+    /// term has a vector), with idf over the first `n` turns.
+    fn text_vector(&self, text: &str, n: usize) -> Option<Vec<f32>> {
+        let table = vectors::WordVectors::builtin();
+        let mut v = vec![0.0f32; table.dims()];
+        let mut any = false;
+        for t in terms(text) {
+            let w = self.vector_weight(&t, n);
+            any |= table.add_to(&t, w, &mut v);
+        }
+        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        if !any || norm == 0.0 {
+            return None;
+        }
+        v.iter_mut().for_each(|x| *x /= norm);
+        Some(v)
+    }
+
+    /// Stores turn `n - 1`'s vector, weighted by the idf of the first `n` turns (the weights a
+    /// turn gets are fixed when it is added, so the index stays incremental).
+    fn add_vector(&mut self, text: &str, n: usize) {
+        let dims = vectors::WordVectors::builtin().dims();
+        if self.emb_sum.len() != dims {
+            self.emb_sum = vec![0.0; dims];
+        }
+        match self.text_vector(text, n) {
+            Some(v) => {
+                let mut norm2 = 0.0;
+                for (k, x) in v.iter().enumerate() {
+                    let q = (x * 127.0).round().clamp(-127.0, 127.0);
+                    self.emb.push(q as i8);
+                    self.emb_sum[k] += q / 127.0;
+                    norm2 += (q / 127.0) * (q / 127.0);
+                }
+                self.emb_norm2.push(norm2);
+                self.emb_count += 1;
+            }
+            None => {
+                self.emb.extend(std::iter::repeat_n(0, dims));
+                self.emb_norm2.push(0.0);
+            }
+        }
+    }
+
+    /// Each turn's cosine with the query after both are centred on the mean turn vector (the
+    /// mean is what every turn shares; without centring every cosine is high), clamped at 0.
+    /// None when the query has no word with a vector.
+    fn semantic(&self, query: &str) -> Option<Vec<f32>> {
+        let n = self.len();
+        if self.emb_count == 0 {
+            return None;
+        }
+        let dims = self.emb_sum.len();
+        let q = self.text_vector(query, n)?;
+        let mean: Vec<f32> = self
+            .emb_sum
+            .iter()
+            .map(|x| x / self.emb_count as f32)
+            .collect();
+        let mut qc: Vec<f32> = q.iter().zip(&mean).map(|(a, m)| a - m).collect();
+        let qn = qc.iter().map(|x| x * x).sum::<f32>().sqrt();
+        if qn == 0.0 {
+            return None;
+        }
+        qc.iter_mut().for_each(|x| *x /= qn);
+        let mean_qc: f32 = mean.iter().zip(&qc).map(|(a, b)| a * b).sum();
+        let mean2: f32 = mean.iter().map(|x| x * x).sum();
+        let mut out = vec![0.0f32; n];
+        for (i, o) in out.iter_mut().enumerate() {
+            let norm2 = self.emb_norm2[i];
+            if norm2 == 0.0 {
+                continue;
+            }
+            let e = &self.emb[i * dims..(i + 1) * dims];
+            let (mut eq, mut em) = (0.0f32, 0.0f32);
+            for ((&x, &a), &m) in e.iter().zip(&qc).zip(&mean) {
+                let x = f32::from(x) / 127.0;
+                eq += x * a;
+                em += x * m;
+            }
+            let centred2 = norm2 - 2.0 * em + mean2;
+            if centred2 > 1e-12 {
+                *o = ((eq - mean_qc) / centred2.sqrt()).max(0.0);
+            }
+        }
+        Some(out)
+    }
+
+    /// Passage smoothing: each turn gains `window` x the scores of its same-session neighbours.
+    fn smooth(&self, s: &mut [f32], window: f32) {
+        if window <= 0.0 {
+            return;
+        }
+        let base = s.to_vec();
+        let n = s.len();
+        for i in 0..n {
+            let mut extra = 0.0;
+            if i > 0 && self.session[i - 1] == self.session[i] {
+                extra += base[i - 1];
+            }
+            if i + 1 < n && self.session[i + 1] == self.session[i] {
+                extra += base[i + 1];
+            }
+            s[i] += window * extra;
+        }
     }
 
     fn idf(&self, term: u32) -> f32 {
@@ -232,13 +422,14 @@ impl RecallIndex {
         if n == 0 {
             return Vec::new();
         }
-        let qwords = terms(query);
+        let qwords = self.analyze(query);
         let mut q: Vec<(u32, f32)> = qwords
             .iter()
             .filter_map(|t| self.vocab.get(t).map(|&id| (id, 1.0)))
             .collect();
         q.sort_by_key(|&(t, _)| t);
         q.dedup_by_key(|&mut (t, _)| t);
+        let original_terms = q.len();
         let mut s = self.bm25(&q, p);
 
         if p.prf_docs > 0 && p.prf_terms > 0 && p.prf_weight > 0.0 && !q.is_empty() {
@@ -265,7 +456,7 @@ impl RecallIndex {
                 exp.truncate(p.prf_terms);
                 let total: f32 = exp.iter().map(|&(_, w)| w).sum();
                 if total > 0.0 {
-                    let scale = p.prf_weight * q.len() as f32 / total;
+                    let scale = p.prf_weight * original_terms as f32 / total;
                     let expansion: Vec<(u32, f32)> =
                         exp.into_iter().map(|(t, w)| (t, w * scale)).collect();
                     let extra = self.bm25(&expansion, p);
@@ -293,19 +484,7 @@ impl RecallIndex {
             }
         }
 
-        if p.window > 0.0 {
-            let base = s.clone();
-            for i in 0..n {
-                let mut extra = 0.0;
-                if i > 0 && self.session[i - 1] == self.session[i] {
-                    extra += base[i - 1];
-                }
-                if i + 1 < n && self.session[i + 1] == self.session[i] {
-                    extra += base[i + 1];
-                }
-                s[i] += p.window * extra;
-            }
-        }
+        self.smooth(&mut s, p.window);
         if p.session_weight > 0.0 {
             let max = s.iter().copied().fold(0.0f32, f32::max);
             if max > 0.0 {
@@ -321,13 +500,27 @@ impl RecallIndex {
                 }
             }
         }
+        if p.semantic_weight > 0.0 {
+            if let Some(mut sem) = self.semantic(query) {
+                self.smooth(&mut sem, p.window);
+                let max = s.iter().copied().fold(0.0f32, f32::max);
+                let scale = if max > 0.0 { 1.0 / max } else { 0.0 };
+                for (v, m) in s.iter_mut().zip(sem) {
+                    *v = *v * scale + p.semantic_weight * m;
+                }
+            }
+        }
         s
     }
 
     /// Turns to put in a context of at most `budget` tokens for `query` (ids, in the order they
     /// were chosen).
     pub fn query(&self, query: &str, budget: u32, p: &RecallParams) -> Vec<usize> {
-        let mut s = self.scores(query, p);
+        self.fill(self.scores(query, p), budget, p)
+    }
+
+    /// Fills a context of at most `budget` tokens from per-turn scores (see [`RecallIndex::query`]).
+    pub fn fill(&self, mut s: Vec<f32>, budget: u32, p: &RecallParams) -> Vec<usize> {
         if p.token_exponent != 0.0 {
             for (v, &t) in s.iter_mut().zip(&self.tokens) {
                 *v /= (t.max(1) as f32).powf(p.token_exponent);
@@ -426,10 +619,18 @@ impl MemLensRecall {
             session_weight: 0.0,
             window: 0.0,
             backfill: false,
+            semantic_weight: 0.0,
             ..d
         };
         vec![
             MemLensRecall::with_params("memlens-recall bare", bare),
+            MemLensRecall::with_params(
+                "memlens-recall -vectors",
+                RecallParams {
+                    semantic_weight: 0.0,
+                    ..d
+                },
+            ),
             MemLensRecall::with_params("memlens-recall -prf", RecallParams { prf_docs: 0, ..d }),
             MemLensRecall::with_params(
                 "memlens-recall +session",
