@@ -308,6 +308,9 @@ impl RecallIndex {
     /// turn gets are fixed when it is added, so the index stays incremental).
     fn add_vector(&mut self, text: &str, n: usize) {
         let dims = vectors::WordVectors::builtin().dims();
+        if dims == 0 {
+            return; // built without the `word-vectors` feature: recall is lexical only
+        }
         if self.emb_sum.len() != dims {
             self.emb_sum = vec![0.0; dims];
         }

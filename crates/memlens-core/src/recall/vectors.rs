@@ -164,12 +164,16 @@ impl WordVectors {
         out
     }
 
-    /// The built-in table (parsed once, on first use).
+    /// The built-in table (parsed once, on first use); empty without the `word-vectors` feature.
     pub fn builtin() -> &'static WordVectors {
         static TABLE: OnceLock<WordVectors> = OnceLock::new();
         TABLE.get_or_init(|| {
-            WordVectors::parse(include_bytes!("../../data/word-vectors.bin"))
-                .expect("the built-in word-vector table parses (checked by a unit test)")
+            #[cfg(feature = "word-vectors")]
+            let table = WordVectors::parse(include_bytes!("../../data/word-vectors.bin"))
+                .expect("the built-in word-vector table parses (checked by a unit test)");
+            #[cfg(not(feature = "word-vectors"))]
+            let table = WordVectors::default();
+            table
         })
     }
 
@@ -253,6 +257,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "word-vectors")]
     fn the_builtin_table_links_near_synonyms() {
         let t = WordVectors::builtin();
         assert_eq!(t.len(), 20_000);
