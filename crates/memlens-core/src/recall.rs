@@ -85,6 +85,14 @@ pub struct RecallParams {
     /// weight of a turn's centred cosine with the query (passage-smoothed like the lexical
     /// score) added to its lexical score normalized by the best one (0 is off).
     pub semantic_weight: f32,
+    /// Vector expansion: each query word (not a name) brings its `expansion_k` nearest words of
+    /// the conversation by word-vector cosine, at least `expansion_min`, into the BM25 query with
+    /// weight `expansion_weight x cosine` (0 is off).
+    pub expansion_weight: f32,
+    /// Vector expansion: nearest conversation words per query word.
+    pub expansion_k: usize,
+    /// Vector expansion: the least cosine of an expansion word.
+    pub expansion_min: f32,
 }
 
 impl Default for RecallParams {
@@ -102,6 +110,9 @@ impl Default for RecallParams {
             token_exponent: 0.0,
             window: 1.0,
             semantic_weight: 0.5,
+            expansion_weight: 0.3,
+            expansion_k: 5,
+            expansion_min: 0.5,
         }
     }
 }
@@ -133,6 +144,11 @@ pub struct RecallIndex {
     /// Sum of the stored turn vectors (for their mean) and how many turns have one.
     emb_sum: Vec<f32>,
     emb_count: u32,
+    /// term id -> its row in the word-vector table (`NONE` for none, and always with `light`).
+    term_row: Vec<u32>,
+    /// term id -> its word vector's 8-bit components, contiguous (zeros for none; empty with
+    /// `light`): expansion scans them all per query word.
+    term_emb: Vec<i8>,
     /// MemLens' light stemmer ([`crate::text::terms`]) and no word vectors ([`RecallIndex::light`]).
     light: bool,
 }
@@ -213,6 +229,8 @@ impl RecallIndex {
                 + self.session.capacity())
                 * size_of::<u32>()
             + self.emb.capacity()
+            + self.term_row.capacity() * size_of::<u32>()
+            + self.term_emb.capacity()
             + (self.emb_norm2.capacity() + self.emb_sum.capacity()) * size_of::<f32>()
             + self.speakers.capacity() * size_of::<Vec<String>>()
             + self
@@ -237,9 +255,21 @@ impl RecallIndex {
         let mut len = 0u32;
         for t in self.analyze(text) {
             let next = self.vocab.len() as u32;
+            let row = match self.light {
+                true => None,
+                false => vectors::WordVectors::builtin().row(&t),
+            };
             let tid = *self.vocab.entry(t).or_insert(next);
             if tid as usize == self.postings.len() {
                 self.postings.push(Vec::new());
+                self.term_row.push(row.unwrap_or(NONE));
+                if !self.light {
+                    let table = vectors::WordVectors::builtin();
+                    match row {
+                        Some(r) => self.term_emb.extend_from_slice(table.components(r)),
+                        None => self.term_emb.extend(std::iter::repeat_n(0, table.dims())),
+                    }
+                }
             }
             *tf.entry(tid).or_insert(0) += 1;
             len += 1;
@@ -363,12 +393,8 @@ impl RecallIndex {
                 continue;
             }
             let e = &self.emb[i * dims..(i + 1) * dims];
-            let (mut eq, mut em) = (0.0f32, 0.0f32);
-            for ((&x, &a), &m) in e.iter().zip(&qc).zip(&mean) {
-                let x = f32::from(x) / 127.0;
-                eq += x * a;
-                em += x * m;
-            }
+            let eq = vectors::dot_i8(e, &qc) / 127.0;
+            let em = vectors::dot_i8(e, &mean) / 127.0;
             let centred2 = norm2 - 2.0 * em + mean2;
             if centred2 > 1e-12 {
                 *o = ((eq - mean_qc) / centred2.sqrt()).max(0.0);
@@ -394,6 +420,61 @@ impl RecallIndex {
             }
             s[i] += window * extra;
         }
+    }
+
+    /// Vector expansion (see [`RecallParams::expansion_weight`]): adds to the sorted query `q`
+    /// the conversation words nearest to each query word that is not a name (capitalized after
+    /// the first word, or a speaker's name), skipping names and words already in the query.
+    fn expand(&self, query: &str, q: &mut Vec<(u32, f32)>, p: &RecallParams) {
+        if p.expansion_weight <= 0.0 || p.expansion_k == 0 || self.light {
+            return;
+        }
+        let table = vectors::WordVectors::builtin();
+        let names: Vec<u32> = self
+            .speakers
+            .iter()
+            .flatten()
+            .filter_map(|t| self.vocab.get(t).copied())
+            .collect();
+        let mut extra: HashMap<u32, f32> = HashMap::new();
+        let split = query.split(|c: char| !(c.is_alphanumeric() || c == '_'));
+        for (n, word) in split.filter(|w| !w.is_empty()).enumerate() {
+            if n > 0 && word.chars().next().is_some_and(char::is_uppercase) {
+                continue; // a name: matched exactly or not at all
+            }
+            for stem in self.analyze(word) {
+                let Some(row) = table.row(&stem) else {
+                    continue;
+                };
+                if self.vocab.get(&stem).is_some_and(|t| names.contains(t)) {
+                    continue;
+                }
+                let v = table.row_vector(row);
+                let mut best: Vec<(u32, f32)> = Vec::new();
+                let dims = table.dims();
+                for (term, &r) in self.term_row.iter().enumerate() {
+                    if r == NONE || r == row {
+                        continue;
+                    }
+                    let c = vectors::dot_i8(&self.term_emb[term * dims..(term + 1) * dims], &v)
+                        * table.unit();
+                    let term = term as u32;
+                    if names.contains(&term) {
+                        continue;
+                    }
+                    if c >= p.expansion_min && q.binary_search_by_key(&term, |&(t, _)| t).is_err() {
+                        best.push((term, c));
+                    }
+                }
+                best.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+                for &(term, c) in best.iter().take(p.expansion_k) {
+                    let w = extra.entry(term).or_insert(0.0);
+                    *w = w.max(p.expansion_weight * c);
+                }
+            }
+        }
+        q.extend(extra);
+        q.sort_by_key(|&(t, _)| t);
     }
 
     fn idf(&self, term: u32) -> f32 {
@@ -433,6 +514,7 @@ impl RecallIndex {
         q.sort_by_key(|&(t, _)| t);
         q.dedup_by_key(|&mut (t, _)| t);
         let original_terms = q.len();
+        self.expand(query, &mut q, p);
         let mut s = self.bm25(&q, p);
 
         if p.prf_docs > 0 && p.prf_terms > 0 && p.prf_weight > 0.0 && !q.is_empty() {
@@ -623,12 +705,28 @@ impl MemLensRecall {
             window: 0.0,
             backfill: false,
             semantic_weight: 0.0,
+            expansion_weight: 0.0,
             ..d
         };
         vec![
             MemLensRecall::with_params("memlens-recall bare", bare),
             MemLensRecall::with_params(
                 "memlens-recall -vectors",
+                RecallParams {
+                    semantic_weight: 0.0,
+                    expansion_weight: 0.0,
+                    ..d
+                },
+            ),
+            MemLensRecall::with_params(
+                "memlens-recall -expansion",
+                RecallParams {
+                    expansion_weight: 0.0,
+                    ..d
+                },
+            ),
+            MemLensRecall::with_params(
+                "memlens-recall -similarity",
                 RecallParams {
                     semantic_weight: 0.0,
                     ..d

@@ -209,6 +209,31 @@ impl WordVectors {
         true
     }
 
+    /// The row of `stem` in the table (None when it is not in it).
+    pub fn row(&self, stem: &str) -> Option<u32> {
+        self.index.get(stem).copied()
+    }
+
+    /// The vector of row `row` (from [`WordVectors::row`]).
+    pub fn row_vector(&self, row: u32) -> Vec<f32> {
+        let w = self.scale / 127.0;
+        self.components(row)
+            .iter()
+            .map(|&x| w * f32::from(x))
+            .collect()
+    }
+
+    /// Factor from a stored component to its value (`scale / 127`).
+    pub fn unit(&self) -> f32 {
+        self.scale / 127.0
+    }
+
+    /// The stored 8-bit components of row `row`.
+    pub fn components(&self, row: u32) -> &[i8] {
+        let i = row as usize;
+        &self.data[i * self.dims..(i + 1) * self.dims]
+    }
+
     /// Cosine similarity of two stems' vectors (None when either is missing).
     pub fn cosine(&self, a: &str, b: &str) -> Option<f32> {
         let mut va = vec![0.0; self.dims];
@@ -228,9 +253,38 @@ impl WordVectors {
     }
 }
 
+/// Dot product of 8-bit components with `v`, in eight independent lanes so that the compiler can
+/// use SIMD (a single running sum is a dependency chain it may not reorder).
+pub fn dot_i8(a: &[i8], v: &[f32]) -> f32 {
+    let mut lanes = [0.0f32; 8];
+    let (a8, a_rest) = a.split_at(a.len() - a.len() % 8);
+    let (v8, v_rest) = v.split_at(a8.len().min(v.len()));
+    for (x, y) in a8.chunks_exact(8).zip(v8.chunks_exact(8)) {
+        for k in 0..8 {
+            lanes[k] += f32::from(x[k]) * y[k];
+        }
+    }
+    let rest: f32 = a_rest
+        .iter()
+        .zip(v_rest)
+        .map(|(&x, &y)| f32::from(x) * y)
+        .sum();
+    lanes.iter().sum::<f32>() + rest
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lane_dot_products_equal_the_plain_sum() {
+        for len in [0usize, 1, 7, 8, 9, 100, 101] {
+            let a: Vec<i8> = (0..len).map(|i| (i as i32 * 37 % 255 - 127) as i8).collect();
+            let v: Vec<f32> = (0..len).map(|i| (i as f32 * 0.37).sin()).collect();
+            let plain: f32 = a.iter().zip(&v).map(|(&x, &y)| f32::from(x) * y).sum();
+            assert!((dot_i8(&a, &v) - plain).abs() < 1e-3, "length {len}");
+        }
+    }
 
     #[test]
     fn tables_round_trip_and_damaged_bytes_are_errors() {
