@@ -184,6 +184,11 @@ impl RecallIndex {
         }
     }
 
+    /// True for an index made by [`RecallIndex::light`].
+    pub fn is_light(&self) -> bool {
+        self.light
+    }
+
     /// The index terms of `text` under this index's analysis.
     fn analyze(&self, text: &str) -> Vec<String> {
         if self.light {
@@ -339,7 +344,7 @@ impl RecallIndex {
     fn add_vector(&mut self, text: &str, n: usize) {
         let dims = vectors::WordVectors::builtin().dims();
         if dims == 0 {
-            return; // built without the `word-vectors` feature: recall is lexical only
+            return; // an empty table: recall is lexical only
         }
         if self.emb_sum.len() != dims {
             self.emb_sum = vec![0.0; dims];

@@ -243,7 +243,7 @@ impl Engine {
             detector: Detector::new(),
             pending_outputs: Vec::new(),
             backlog: Vec::new(),
-            recall: RecallIndex::light(),
+            recall: RecallIndex::new(),
             summaries: Vec::new(),
             future: HashMap::new(),
         })
@@ -343,6 +343,11 @@ impl Engine {
         });
         // Only an archive is ever searched: without offload the index would be dead weight.
         if self.config.offload.is_some() {
+            if matches!(chunk.category, Category::ToolCall | Category::ToolResult)
+                && !self.recall.is_light()
+            {
+                self.use_light_recall();
+            }
             let session = chunk.meta.session_date.as_deref();
             let doc = self.recall.add(
                 &chunk.content,
@@ -983,6 +988,28 @@ impl Engine {
         }
     }
 
+    /// Switches the archive's index to the light analysis (no word vectors, light stemmer) and
+    /// re-adds what it held. Conversations keep the full analysis (vectors and Snowball stems:
+    /// +.03 on LoCoMo's evidence for the `recall` policy); once a trace carries tool calls the
+    /// light one is used, since on tau-bench the full one raised the `recall` policy's misses at
+    /// 4,000 from 84 to 99 (docs/recall.md). Happens once, at the first tool call or result.
+    fn use_light_recall(&mut self) {
+        let mut light = RecallIndex::light();
+        for id in &self.doc_chunk {
+            match self.index.get(id).map(|&i| &self.items[i].chunk) {
+                Some(c) => light.add(
+                    &c.content,
+                    c.meta.speaker.as_deref(),
+                    c.meta.session_date.as_deref(),
+                    c.tokens,
+                ),
+                // Compacted away (dropped for good): an empty entry keeps the numbering.
+                None => light.add("", None, None, 0),
+            };
+        }
+        self.recall = light;
+    }
+
     fn retrieve(&mut self, query: &str, d: &mut Decision) {
         let Some(offload) = self.config.offload.clone() else {
             return;
@@ -992,13 +1019,11 @@ impl Engine {
         }
         // Chunk-level scores for the archive: in agent traces a chunk's neighbours are often a
         // different kind of item (a tool call beside its result), so the passage smoothing that
-        // helps conversations is left off; the session prior stands in for it. The index is
-        // `RecallIndex::light` (no word vectors, light stemmer): on tau-bench the conversation
-        // analysis raised the `recall` policy's misses at 4,000 from 84 to 103.
+        // helps conversations is left off; the session prior stands in for it. Which analysis
+        // the index uses: see `use_light_recall`.
         let params = RecallParams {
             window: 0.0,
             session_weight: 0.3,
-            semantic_weight: 0.0,
             ..RecallParams::default()
         };
         let scores = self.recall.scores(query, &params);

@@ -164,16 +164,12 @@ impl WordVectors {
         out
     }
 
-    /// The built-in table (parsed once, on first use); empty without the `word-vectors` feature.
+    /// The built-in table (parsed once, on first use).
     pub fn builtin() -> &'static WordVectors {
         static TABLE: OnceLock<WordVectors> = OnceLock::new();
         TABLE.get_or_init(|| {
-            #[cfg(feature = "word-vectors")]
-            let table = WordVectors::parse(include_bytes!("../../data/word-vectors.bin"))
-                .expect("the built-in word-vector table parses (checked by a unit test)");
-            #[cfg(not(feature = "word-vectors"))]
-            let table = WordVectors::default();
-            table
+            WordVectors::parse(include_bytes!("../../data/word-vectors.bin"))
+                .expect("the built-in word-vector table parses (checked by a unit test)")
         })
     }
 
@@ -279,7 +275,9 @@ mod tests {
     #[test]
     fn lane_dot_products_equal_the_plain_sum() {
         for len in [0usize, 1, 7, 8, 9, 100, 101] {
-            let a: Vec<i8> = (0..len).map(|i| (i as i32 * 37 % 255 - 127) as i8).collect();
+            let a: Vec<i8> = (0..len)
+                .map(|i| (i as i32 * 37 % 255 - 127) as i8)
+                .collect();
             let v: Vec<f32> = (0..len).map(|i| (i as f32 * 0.37).sin()).collect();
             let plain: f32 = a.iter().zip(&v).map(|(&x, &y)| f32::from(x) * y).sum();
             assert!((dot_i8(&a, &v) - plain).abs() < 1e-3, "length {len}");
@@ -311,7 +309,6 @@ mod tests {
     }
 
     #[test]
-    #[cfg(feature = "word-vectors")]
     fn the_builtin_table_links_near_synonyms() {
         let t = WordVectors::builtin();
         assert_eq!(t.len(), 20_000);
