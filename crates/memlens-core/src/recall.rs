@@ -2,27 +2,33 @@
 //! `budget` tokens for a query (see `docs/recall.md`).
 //!
 //! [`RecallIndex`] is an incremental index over turns (add a turn at any time, no rebuild). A
-//! query is answered in six steps, each an ingredient that [`RecallParams`] can switch off:
+//! query is answered in seven steps, each an ingredient that [`RecallParams`] can switch off:
 //!
-//! 1. **BM25** over recall's [`terms`] (stop words out, Snowball English stems) of the rendered
+//! 1. **Vector expansion**: each question word that is not a name brings the conversation's
+//!    words nearest to it in static GloVe space ([`vectors`]) into the query, at a fraction of
+//!    a question word's weight.
+//! 2. **BM25** over recall's [`terms`] (stop words out, Snowball English stems) of the rendered
 //!    turn (`speaker: content`).
-//! 2. **Pseudo-relevance feedback** (RM3-style): the best turns of the first pass vote for their
+//! 3. **Pseudo-relevance feedback** (RM3-style): the best turns of the first pass vote for their
 //!    own terms (weighted by the turn's normalized score, the term's share of the turn and its
 //!    idf); the best new terms join the query with a total weight that is a fixed share of the
 //!    original query's, and BM25 runs again.
-//! 3. **Speaker cue** (off by default): when a question names some but not all of the
+//! 4. **Speaker cue** (off by default): when a question names some but not all of the
 //!    conversation's speakers, the named speakers' turns get a boost.
-//! 4. **Passage smoothing**: a turn also gains the lexical score of each neighbour turn of the
+//! 5. **Passage smoothing**: a turn also gains the lexical score of each neighbour turn of the
 //!    same session (it is scored as the three-turn passage centred on it), since a fact is often
 //!    split between a question and its reply.
-//! 5. **Session prior** (off by default: neutral once passages are scored): a turn also scores
+//! 6. **Session prior** (off by default: neutral once passages are scored): a turn also scores
 //!    by how relevant its session is (the session's summed turn scores, normalized).
-//! 6. **Word vectors**: each turn has the idf-weighted average of its words' static GloVe
+//! 7. **Vector similarity**: each turn has the idf-weighted average of its words' static GloVe
 //!    vectors ([`vectors`], fixed when the turn is added); the query's average is compared with
 //!    every turn's after both are centred on the conversation's mean turn vector. This cosine,
 //!    passage-smoothed like the lexical score, is added to the lexical score normalized by the
 //!    best one: paraphrases ("kids" for "children") and hyponyms ("taekwondo" for "martial arts")
 //!    that share no term still meet.
+//!
+//! [`RecallIndex::light`] is the analysis without vectors and with MemLens' light stemmer, which
+//! the engine's archive uses once a trace has tool calls.
 //!
 //! The budget is then filled greedily by final score; every hit brings its neighbour turns of the
 //! same session (the turn before, then the turn after, each if it fits), since a turn's evidence
