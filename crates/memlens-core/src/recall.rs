@@ -264,24 +264,12 @@ impl RecallIndex {
         let id = self.doc_len.len() as u32;
         let mut tf: HashMap<u32, u32> = HashMap::new();
         let mut len = 0u32;
-        for t in self.analyze(text) {
-            let next = self.vocab.len() as u32;
-            let row = match self.light {
-                true => None,
-                false => vectors::WordVectors::builtin().row(&t),
+        let analyzed = self.analyze(text);
+        for t in &analyzed {
+            let tid = match self.vocab.get(t) {
+                Some(&tid) => tid,
+                None => self.new_term(t),
             };
-            let tid = *self.vocab.entry(t).or_insert(next);
-            if tid as usize == self.postings.len() {
-                self.postings.push(Vec::new());
-                self.term_row.push(row.unwrap_or(NONE));
-                if !self.light {
-                    let table = vectors::WordVectors::builtin();
-                    match row {
-                        Some(r) => self.term_emb.extend_from_slice(table.components(r)),
-                        None => self.term_emb.extend(std::iter::repeat_n(0, table.dims())),
-                    }
-                }
-            }
             *tf.entry(tid).or_insert(0) += 1;
             len += 1;
         }
@@ -295,7 +283,7 @@ impl RecallIndex {
         self.total_len += u64::from(len);
         self.tokens.push(tokens);
         if !self.light {
-            self.add_vector(text, id as usize + 1);
+            self.add_vector(&analyzed, id as usize + 1);
         }
         let sp = match speaker {
             Some(name) if !name.trim().is_empty() => {
@@ -318,6 +306,26 @@ impl RecallIndex {
         id as usize
     }
 
+    /// Registers a term first seen: its id, empty postings and (unless light) its word vector.
+    fn new_term(&mut self, term: &str) -> u32 {
+        let tid = self.vocab.len() as u32;
+        self.vocab.insert(term.to_string(), tid);
+        self.postings.push(Vec::new());
+        let row = match self.light {
+            true => None,
+            false => vectors::WordVectors::builtin().row(term),
+        };
+        self.term_row.push(row.unwrap_or(NONE));
+        if !self.light {
+            let table = vectors::WordVectors::builtin();
+            match row {
+                Some(r) => self.term_emb.extend_from_slice(table.components(r)),
+                None => self.term_emb.extend(std::iter::repeat_n(0, table.dims())),
+            }
+        }
+        tid
+    }
+
     /// Weight of a term in a vector average: its inverse document frequency among `n` turns.
     fn vector_weight(&self, term: &str, n: usize) -> f32 {
         let df = self
@@ -327,15 +335,15 @@ impl RecallIndex {
         ((n as f32 + 1.0) / (df as f32 + 1.0)).ln()
     }
 
-    /// The idf-weighted average of the word vectors of `text`'s terms, unit length (None when no
-    /// term has a vector), with idf over the first `n` turns.
-    fn text_vector(&self, text: &str, n: usize) -> Option<Vec<f32>> {
+    /// The idf-weighted average of the word vectors of `terms` (a text's analysis), unit length
+    /// (None when no term has a vector), with idf over the first `n` turns.
+    fn text_vector(&self, terms: &[String], n: usize) -> Option<Vec<f32>> {
         let table = vectors::WordVectors::builtin();
         let mut v = vec![0.0f32; table.dims()];
         let mut any = false;
-        for t in terms(text) {
-            let w = self.vector_weight(&t, n);
-            any |= table.add_to(&t, w, &mut v);
+        for t in terms {
+            let w = self.vector_weight(t, n);
+            any |= table.add_to(t, w, &mut v);
         }
         let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
         if !any || norm == 0.0 {
@@ -347,7 +355,7 @@ impl RecallIndex {
 
     /// Stores turn `n - 1`'s vector, weighted by the idf of the first `n` turns (the weights a
     /// turn gets are fixed when it is added, so the index stays incremental).
-    fn add_vector(&mut self, text: &str, n: usize) {
+    fn add_vector(&mut self, terms: &[String], n: usize) {
         let dims = vectors::WordVectors::builtin().dims();
         if dims == 0 {
             return; // an empty table: recall is lexical only
@@ -355,7 +363,7 @@ impl RecallIndex {
         if self.emb_sum.len() != dims {
             self.emb_sum = vec![0.0; dims];
         }
-        match self.text_vector(text, n) {
+        match self.text_vector(terms, n) {
             Some(v) => {
                 let mut norm2 = 0.0;
                 for (k, x) in v.iter().enumerate() {
@@ -377,7 +385,7 @@ impl RecallIndex {
     /// Each turn's cosine with the query after both are centred on the mean turn vector (the
     /// mean is what every turn shares; without centring every cosine is high), clamped at 0.
     /// None when the query has no word with a vector.
-    fn semantic(&self, query: &str) -> Option<Vec<f32>> {
+    fn semantic(&self, query: &[String]) -> Option<Vec<f32>> {
         let n = self.len();
         if self.emb_count == 0 {
             return None;
@@ -597,7 +605,7 @@ impl RecallIndex {
             }
         }
         if p.semantic_weight > 0.0 {
-            if let Some(mut sem) = self.semantic(query) {
+            if let Some(mut sem) = self.semantic(&qwords) {
                 self.smooth(&mut sem, p.window);
                 let max = s.iter().copied().fold(0.0f32, f32::max);
                 let scale = if max > 0.0 { 1.0 / max } else { 0.0 };
