@@ -14,8 +14,9 @@ fn fixtures_match_snapshots() {
             .and_then(|p| p.file_name())
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        if dir == "web" {
-            // The web app's browser-test inputs (tests/web), not an importer's fixtures.
+        if dir == "web" || dir == "real" {
+            // The web app's browser-test inputs (tests/web) and real files (tests/it/real_files.rs),
+            // not an importer's fixtures.
             return;
         }
         let stem = path

@@ -3,6 +3,10 @@
 
 mod evidence;
 mod fixtures;
+mod import_claude_code;
+mod import_codex_gemini;
+mod import_openhands_swe;
+mod import_tracing_exports;
 mod policies;
 mod pool;
 mod properties;
@@ -56,6 +60,13 @@ fn render_trace(out: &mut String, t: &Trace) {
     let _ = writeln!(out, "\ntrace {} ({}) model={:?}", t.id, t.format, t.model);
     for (k, v) in &t.attributes {
         let _ = writeln!(out, "  attribute {k}={v}");
+    }
+    if let Some(p) = &t.parent {
+        let _ = writeln!(
+            out,
+            "  parent trace={} call={:?} tool_call_id={:?}",
+            p.trace, p.call, p.tool_call_id
+        );
     }
     for c in &t.chunks {
         let m = &c.meta;
@@ -125,6 +136,19 @@ fn render_trace(out: &mut String, t: &Trace) {
             p.evidence,
             p.evidence_chunks.len(),
             p.category
+        );
+    }
+    for c in &t.compactions {
+        let keys: Vec<&str> = c.replaced.iter().map(|&i| t.chunk(i).key.as_str()).collect();
+        let _ = writeln!(
+            out,
+            "  compaction before_call={} trigger={:?} reported={:?}->{:?} replaced=[{}] summary={}",
+            c.first_call,
+            c.trigger,
+            c.reported_tokens_before,
+            c.reported_tokens_after,
+            keys.join(","),
+            c.summary.map_or("-".to_string(), |i| t.chunk(i).key.clone())
         );
     }
 }

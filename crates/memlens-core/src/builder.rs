@@ -10,7 +10,8 @@
 //!   each call lists its whole input: a message seen before is the same chunk, not a copy.
 
 use crate::model::{
-    Call, Category, Chunk, ChunkId, ChunkMeta, Probe, SourcePos, ToolPair, Trace, Usage,
+    Call, Category, Chunk, ChunkId, ChunkMeta, Compaction, Probe, SourcePos, ToolPair, Trace,
+    Usage,
 };
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{BTreeMap, HashMap};
@@ -151,12 +152,36 @@ pub struct CallInfo {
     pub source: Option<SourcePos>,
 }
 
+/// What a source says of a compaction; see [`TraceBuilder::push_compaction`].
+#[derive(Debug, Clone, Default)]
+pub struct CompactionInfo {
+    /// What started it (`auto`, `manual`, ...).
+    pub trigger: Option<String>,
+    /// When it happened.
+    pub timestamp: Option<String>,
+    /// Context tokens before, as reported.
+    pub reported_tokens_before: Option<u64>,
+    /// Context tokens after, as reported.
+    pub reported_tokens_after: Option<u64>,
+    /// The chunks it took out of the context; `None`: everything in the context but system
+    /// prompts and tool definitions (a full compaction).
+    pub replaced: Option<Vec<ChunkId>>,
+    /// The summary chunk; `None`: the first [`Category::Summary`] chunk that follows.
+    pub summary: Option<ChunkId>,
+    /// Where the record is.
+    pub source: Option<SourcePos>,
+}
+
 /// Builds one [`Trace`]. See the module docs.
 #[derive(Debug, Default)]
 pub struct TraceBuilder {
     trace: Trace,
     /// For each pushed message: its chunks and whether it came from an assistant.
     messages: Vec<(Vec<ChunkId>, bool, Option<CallInfo>)>,
+    /// Compactions of a message list, by the index of the first message after them.
+    compaction_marks: Vec<(usize, CompactionInfo)>,
+    /// A compaction of a request log, resolved against the next call pushed.
+    pending_compaction: Option<CompactionInfo>,
     /// Chunks of each distinct message, by identity hash, in order of appearance (interning).
     seen: HashMap<u64, Vec<Vec<ChunkId>>>,
     pair_index: HashMap<String, usize>,
@@ -230,8 +255,71 @@ impl TraceBuilder {
         input
     }
 
+    /// Records a compaction at this point of the trace.
+    ///
+    /// Message lists ([`TraceBuilder::push_message`]): the calls reconstructed after this point
+    /// no longer carry the replaced chunks. Request logs ([`TraceBuilder::push_call`]): resolved
+    /// against the next call pushed; unless `info.replaced` says otherwise, what the previous call
+    /// carried (input and output) and the next one does not was replaced. Either way the summary
+    /// is, unless given, the first summary chunk that follows.
+    pub fn push_compaction(&mut self, info: CompactionInfo) {
+        // Request logs never push messages, only calls.
+        if !self.messages.is_empty() {
+            self.compaction_marks.push((self.messages.len(), info));
+        } else {
+            self.pending_compaction = Some(info);
+        }
+    }
+
+    fn is_kept_through_compaction(&self, id: ChunkId) -> bool {
+        let chunk = &self.trace.chunks[id.index()];
+        chunk.category == Category::System
+            || chunk.meta.kind.as_deref() == Some("tool_definitions")
+    }
+
+    fn compaction(&self, info: CompactionInfo, replaced: Vec<ChunkId>) -> Compaction {
+        Compaction {
+            first_call: self.trace.calls.len() as u32,
+            trigger: info.trigger,
+            timestamp: info.timestamp,
+            reported_tokens_before: info.reported_tokens_before,
+            reported_tokens_after: info.reported_tokens_after,
+            replaced,
+            summary: info.summary,
+            source: info.source,
+        }
+    }
+
     /// Records a call with its input references and output message(s).
     pub fn push_call(&mut self, input: Vec<ChunkId>, output: Vec<ChunkId>, info: CallInfo) {
+        if let Some(compaction) = self.pending_compaction.take() {
+            let previous: Vec<ChunkId> = self
+                .trace
+                .calls
+                .last()
+                .map(|c| c.input.iter().chain(&c.output).copied().collect())
+                .unwrap_or_default();
+            let replaced = compaction.replaced.clone().unwrap_or_else(|| {
+                let mut seen = std::collections::HashSet::new();
+                previous
+                    .iter()
+                    .copied()
+                    .filter(|id| {
+                        !input.contains(id)
+                            && !self.is_kept_through_compaction(*id)
+                            && seen.insert(*id)
+                    })
+                    .collect()
+            });
+            let mut record = self.compaction(compaction, replaced);
+            if record.summary.is_none() {
+                record.summary = input.iter().copied().find(|id| {
+                    !previous.contains(id)
+                        && self.trace.chunks[id.index()].category == Category::Summary
+                });
+            }
+            self.trace.compactions.push(record);
+        }
         let index = self.trace.calls.len() as u32;
         self.trace.calls.push(Call {
             index,
@@ -248,14 +336,56 @@ impl TraceBuilder {
 
     /// Turns the pushed message list into calls: each assistant message is the output of one call
     /// whose input is every chunk before it.
+    /// A compaction recorded with [`TraceBuilder::push_compaction`] takes its chunks out of the
+    /// input of every call after it.
     pub fn reconstruct_calls(&mut self) {
         let mut before: Vec<ChunkId> = Vec::new();
-        for (ids, is_assistant, info) in std::mem::take(&mut self.messages) {
+        let mut marks = std::mem::take(&mut self.compaction_marks).into_iter().peekable();
+        // The compaction waiting for its summary chunk (the first summary after it).
+        let mut open: Option<usize> = None;
+        for (i, (ids, is_assistant, info)) in
+            std::mem::take(&mut self.messages).into_iter().enumerate()
+        {
+            while let Some((_, compaction)) = marks.next_if(|(at, _)| *at <= i) {
+                let at = self.apply_compaction(compaction, &mut before);
+                open = self.trace.compactions[at].summary.is_none().then_some(at);
+            }
+            if let Some(at) = open {
+                if let Some(summary) = ids
+                    .iter()
+                    .copied()
+                    .find(|id| self.trace.chunks[id.index()].category == Category::Summary)
+                {
+                    self.trace.compactions[at].summary = Some(summary);
+                    open = None;
+                }
+            }
             if is_assistant {
+                open = None;
                 self.push_call(before.clone(), ids.clone(), info.unwrap_or_default());
             }
             before.extend(ids);
         }
+        for (_, compaction) in marks {
+            // A compaction after the last message: nothing followed it.
+            self.apply_compaction(compaction, &mut before);
+        }
+    }
+
+    /// Takes a compaction's chunks out of the running context `before`, records it and returns
+    /// its index in [`Trace::compactions`].
+    fn apply_compaction(&mut self, info: CompactionInfo, before: &mut Vec<ChunkId>) -> usize {
+        let replaced = info.replaced.clone().unwrap_or_else(|| {
+            before
+                .iter()
+                .copied()
+                .filter(|id| !self.is_kept_through_compaction(*id))
+                .collect()
+        });
+        before.retain(|id| !replaced.contains(id));
+        let record = self.compaction(info, replaced);
+        self.trace.compactions.push(record);
+        self.trace.compactions.len() - 1
     }
 
     /// The trace built so far (calls pushed with [`TraceBuilder::push_call`] included; probe

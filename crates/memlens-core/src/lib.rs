@@ -41,5 +41,6 @@ pub mod tokens;
 pub mod value;
 
 pub use model::{
-    Call, Category, Chunk, ChunkId, ChunkMeta, Probe, SourcePos, ToolPair, Trace, Usage,
+    Call, Category, Chunk, ChunkId, ChunkMeta, Compaction, Probe, SourcePos, ToolPair, Trace, TraceLink,
+    Usage,
 };

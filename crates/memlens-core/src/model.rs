@@ -232,6 +232,48 @@ pub struct Probe {
     pub category: Option<u32>,
 }
 
+/// A compaction: the agent or its harness replaced part of its context with a summary (Claude
+/// Code's `/compact`, Codex's `compacted`, an OpenHands condensation). Later calls carry the
+/// summary instead of the replaced chunks.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Compaction {
+    /// The first call whose input reflects the compaction (`calls.len()` when no call followed).
+    pub first_call: u32,
+    /// What started it, as the source says (`auto`, `manual`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trigger: Option<String>,
+    /// When it happened, as given by the source.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamp: Option<String>,
+    /// Context tokens before the compaction, as the source reported them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reported_tokens_before: Option<u64>,
+    /// Context tokens after the compaction, as the source reported them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reported_tokens_after: Option<u64>,
+    /// The chunks the compaction took out of the context, in context order.
+    pub replaced: Vec<ChunkId>,
+    /// The summary chunk that replaced them, when the source records one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<ChunkId>,
+    /// Where the compaction's record is in the source file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<SourcePos>,
+}
+
+/// Where a trace was started from: a subagent's trace names the trace and call that spawned it.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct TraceLink {
+    /// The parent trace's id.
+    pub trace: String,
+    /// The parent's call whose output started this trace (its tool call), once linked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call: Option<u32>,
+    /// The parent's tool call id that started this trace, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+}
+
 /// One agent run or session.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Trace {
@@ -254,6 +296,12 @@ pub struct Trace {
     /// Free-form attributes from the source (task id, reward, ...).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub attributes: BTreeMap<String, String>,
+    /// Compactions, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub compactions: Vec<Compaction>,
+    /// The trace that started this one (a subagent's parent session).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<TraceLink>,
 }
 
 impl Trace {

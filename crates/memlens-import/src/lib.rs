@@ -19,15 +19,23 @@
 //! [`ImportError`] naming the file and the line or record; recoverable problems are [`Warning`]s.
 
 mod anthropic;
+mod claude_code;
+mod codex;
 pub mod document;
 mod error;
+mod gemini;
 mod json;
+mod langfuse;
+mod langsmith;
 pub mod live;
 mod locomo;
 mod logs;
 pub mod native;
 mod openai;
+mod openhands;
+mod openinference;
 mod otel;
+mod swe_agent;
 mod tau;
 
 pub use error::{ImportError, Location, Warning};
@@ -216,4 +224,65 @@ pub fn import(file: &str, bytes: &[u8], options: &ImportOptions) -> Result<Impor
         warning_count: cx.warning_count,
         warnings: cx.warnings,
     })
+}
+
+/// One file of a set handed to [`import_many`].
+#[derive(Debug, Clone, Copy)]
+pub struct FileInput<'a> {
+    /// The file's name as the user knows it (a path relative to the folder opened).
+    pub name: &'a str,
+    /// Its bytes.
+    pub bytes: &'a [u8],
+}
+
+/// Imports several files at once (a project folder, a session with its subagents' files) and
+/// links traces across them: a trace whose [`memlens_core::TraceLink`] names a parent trace
+/// found in the set gets the parent's call that started it. Each file succeeds or fails on its
+/// own; the results are in the order of `files`.
+pub fn import_many(
+    files: &[FileInput<'_>],
+    options: &ImportOptions,
+) -> Vec<Result<Import, ImportError>> {
+    let mut results: Vec<Result<Import, ImportError>> = files
+        .iter()
+        .map(|f| import(f.name, f.bytes, options))
+        .collect();
+    let mut traces: Vec<&mut Trace> = results
+        .iter_mut()
+        .filter_map(|r| r.as_mut().ok())
+        .flat_map(|i| i.traces.iter_mut())
+        .collect();
+    link_traces(&mut traces);
+    results
+}
+
+/// Fills in [`memlens_core::TraceLink::call`] for traces whose parent is in `traces`: the
+/// parent's call whose output holds the tool call that started the child.
+pub fn link_traces(traces: &mut [&mut Trace]) {
+    let mut links = Vec::new();
+    for (i, child) in traces.iter().enumerate() {
+        let Some(link) = &child.parent else { continue };
+        if link.call.is_some() {
+            continue;
+        }
+        let Some(tool_call_id) = link.tool_call_id.as_deref() else {
+            continue;
+        };
+        let Some(parent) = traces.iter().find(|t| t.id == link.trace) else {
+            continue;
+        };
+        let call = parent.calls.iter().find(|c| {
+            c.output
+                .iter()
+                .any(|&id| parent.chunk(id).meta.tool_call_id.as_deref() == Some(tool_call_id))
+        });
+        if let Some(call) = call {
+            links.push((i, call.index));
+        }
+    }
+    for (i, call) in links {
+        if let Some(link) = traces[i].parent.as_mut() {
+            link.call = Some(call);
+        }
+    }
 }

@@ -8,13 +8,14 @@
 //! {"type":"call","index":0,"input":[0,1],"output":[2],...}
 //! {"type":"tool_pair","id":"call_1","call":3,"result":4}
 //! {"type":"probe","question":"...","evidence":["D1:3"],"evidence_chunks":[2]}
+//! {"type":"compaction","first_call":7,"trigger":"auto","replaced":[0,1,2],"summary":9}
 //! ```
 
 use crate::document::Document;
 use crate::error::ImportError;
 use crate::json::str_at;
 use crate::{Context, Importer};
-use memlens_core::{Call, Chunk, ChunkId, Probe, ToolPair, Trace};
+use memlens_core::{Call, Chunk, ChunkId, Compaction, Probe, ToolPair, Trace, TraceLink};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -42,11 +43,14 @@ enum Line {
         model: Option<String>,
         #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
         attributes: BTreeMap<String, String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parent: Option<TraceLink>,
     },
     Chunk(Chunk),
     Call(Call),
     ToolPair(ToolPair),
     Probe(Probe),
+    Compaction(Compaction),
 }
 
 /// Writes traces in the native format (one header line, then each trace's lines).
@@ -67,6 +71,7 @@ pub fn write(traces: &[Trace]) -> String {
             format: t.format.clone(),
             model: t.model.clone(),
             attributes: t.attributes.clone(),
+            parent: t.parent.clone(),
         });
         t.chunks.iter().for_each(|c| push(&Line::Chunk(c.clone())));
         t.calls.iter().for_each(|c| push(&Line::Call(c.clone())));
@@ -74,6 +79,9 @@ pub fn write(traces: &[Trace]) -> String {
             .iter()
             .for_each(|p| push(&Line::ToolPair(p.clone())));
         t.probes.iter().for_each(|p| push(&Line::Probe(p.clone())));
+        t.compactions
+            .iter()
+            .for_each(|c| push(&Line::Compaction(c.clone())));
     }
     out
 }
@@ -127,11 +135,13 @@ impl Importer for Native {
                     format,
                     model,
                     attributes,
+                    parent,
                 } => traces.push(Trace {
                     id,
                     format,
                     model,
                     attributes,
+                    parent,
                     ..Trace::default()
                 }),
                 other => {
@@ -146,7 +156,15 @@ impl Importer for Native {
     }
 }
 
-const KNOWN: [&str; 6] = ["memlens", "trace", "chunk", "call", "tool_pair", "probe"];
+const KNOWN: [&str; 7] = [
+    "memlens",
+    "trace",
+    "chunk",
+    "call",
+    "tool_pair",
+    "probe",
+    "compaction",
+];
 
 /// Adds a record to a trace, checking that every reference points at an existing chunk.
 fn add(trace: &mut Trace, line: Line) -> Result<(), String> {
@@ -188,6 +206,15 @@ fn add(trace: &mut Trace, line: Line) -> Result<(), String> {
         Line::Probe(probe) => {
             probe.evidence_chunks.iter().try_for_each(|&id| check(id))?;
             trace.probes.push(probe);
+        }
+        Line::Compaction(compaction) => {
+            compaction
+                .replaced
+                .iter()
+                .copied()
+                .chain(compaction.summary)
+                .try_for_each(check)?;
+            trace.compactions.push(compaction);
         }
         Line::Memlens { .. } | Line::Trace { .. } => {}
     }

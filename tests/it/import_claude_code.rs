@@ -1,0 +1,1 @@
+//! Claude Code sessions: subagents, compactions, cache usage.

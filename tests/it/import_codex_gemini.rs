@@ -1,0 +1,1 @@
+//! OpenAI Codex CLI rollouts and Gemini CLI chat recordings.

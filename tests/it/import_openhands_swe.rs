@@ -1,0 +1,1 @@
+//! OpenHands event streams, SWE-agent and mini-swe-agent trajectories.

@@ -1,0 +1,1 @@
+//! OpenInference spans, Langfuse and LangSmith exports.
