@@ -1,1 +1,174 @@
 //! OpenHands event streams, SWE-agent and mini-swe-agent trajectories.
+
+use crate::{import_path, root};
+use memlens_core::{Category, ChunkId, Trace};
+use memlens_import::{import, Import, ImportOptions};
+
+fn fixture(format: &str, name: &str) -> Import {
+    let path = root().join("tests/fixtures").join(format).join(name);
+    let r = import_path(&path).unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert_eq!(r.format, format, "{name} sniffed as");
+    r
+}
+
+fn keys(t: &Trace, ids: &[ChunkId]) -> Vec<String> {
+    ids.iter().map(|&i| t.chunk(i).key.clone()).collect()
+}
+
+#[test]
+fn openhands_v0_condensation_is_a_compaction_with_its_summary() {
+    let r = fixture("openhands", "v0-events.json");
+    assert_eq!(r.warning_count, 0, "{:?}", r.warnings);
+    let t = &r.traces[0];
+    assert_eq!(t.calls.len(), 5);
+    // The tool definitions and the system prompt open every call.
+    assert_eq!(
+        t.chunk(t.calls[0].input[0]).meta.kind.as_deref(),
+        Some("tool_definitions")
+    );
+    assert_eq!(t.chunk(t.calls[0].input[1]).category, Category::System);
+    // A recall observation (microagent knowledge) stays a user chunk marked as recall.
+    assert_eq!(
+        t.chunk(t.calls[0].input[3]).meta.kind.as_deref(),
+        Some("recall")
+    );
+
+    assert_eq!(t.compactions.len(), 1);
+    let c = &t.compactions[0];
+    assert_eq!(c.first_call, 2);
+    let summary = c.summary.expect("the condensation's summary");
+    assert_eq!(t.chunk(summary).category, Category::Summary);
+    // The forgotten events leave the context from the first call after the condensation on,
+    // and the summary takes their place.
+    for &gone in &c.replaced {
+        assert!(t.calls[1].input.contains(&gone) || t.calls[1].output.contains(&gone));
+        assert!(
+            !t.calls[2].input.contains(&gone),
+            "{} still sent",
+            t.chunk(gone).key
+        );
+    }
+    assert!(t.calls[2].input.contains(&summary));
+    assert!(!t.calls[1].input.contains(&summary));
+}
+
+#[test]
+fn openhands_v1_sdk_events_pair_parallel_calls_and_read_usage() {
+    let r = fixture("openhands", "v1-sdk-events.jsonl");
+    let t = &r.traces[0];
+    assert_eq!(
+        t.model.as_deref(),
+        Some("anthropic/claude-sonnet-4-5-20250929")
+    );
+    // One response with two tool calls is one call; both results come back before the next one.
+    let out = &t.calls[0].output;
+    let cats: Vec<Category> = out.iter().map(|&i| t.chunk(i).category).collect();
+    assert_eq!(
+        cats,
+        [
+            Category::Reasoning,
+            Category::Assistant,
+            Category::ToolCall,
+            Category::ToolCall
+        ]
+    );
+    let pairs: Vec<(&str, bool)> = t
+        .tool_pairs
+        .iter()
+        .map(|p| (p.id.as_str(), p.call.is_some() && p.result.is_some()))
+        .collect();
+    assert_eq!(
+        pairs,
+        [("c1", true), ("c2", true), ("c3", true), ("c4", true)]
+    );
+    // Anthropic-style usage: input includes cache reads and writes.
+    let u = t.calls[1].usage.expect("usage of call 1");
+    assert_eq!(u.cache_read_tokens, Some(1_900));
+    assert!(u.input_tokens >= u.cache_read_tokens);
+    assert_eq!(t.compactions.len(), 1);
+    assert_eq!(t.compactions[0].trigger.as_deref(), Some("context_limit"));
+}
+
+#[test]
+fn openhands_unknown_events_are_warnings_and_the_rest_loads() {
+    for name in ["malformed-events.jsonl", "malformed-sdk.jsonl"] {
+        let r = fixture("openhands", name);
+        assert!(r.warning_count >= 3, "{name}: {:?}", r.warnings);
+        // Every warning names the file and the line.
+        for w in &r.warnings {
+            let w = w.to_string();
+            assert!(w.starts_with(name) && w.contains("line "), "{w}");
+        }
+        assert!(!r.traces[0].calls.is_empty(), "{name}");
+    }
+}
+
+#[test]
+fn swe_agent_traj_is_read_not_refused() {
+    // A `.traj` was "not a trace format MemLens reads" before this importer.
+    let r = fixture("swe-agent", "history-only.traj");
+    let t = &r.traces[0];
+    assert_eq!(t.calls.len(), 2);
+    // The demonstration is context the agent re-sends, marked so; model stats become attributes.
+    assert_eq!(
+        t.chunk(t.calls[0].input[1]).meta.kind.as_deref(),
+        Some("demonstration")
+    );
+    assert_eq!(t.attributes["tokens_sent"], "2900");
+    assert_eq!(t.attributes["api_calls"], "2");
+}
+
+#[test]
+fn swe_agent_steps_take_each_query_as_the_call_input() {
+    // Each trajectory step records the exact query the model saw: history processors may
+    // rewrite old observations, and the import follows what was sent, not the raw history.
+    let r = fixture("swe-agent", "query-steps.traj");
+    let t = &r.traces[0];
+    assert_eq!(t.model.as_deref(), Some("claude-3-5-sonnet-20241022"));
+    assert_eq!(t.calls.len(), 3);
+    assert_eq!(keys(t, &t.calls[0].input), ["m0", "m1", "m2"]);
+    let third = keys(t, &t.calls[2].input);
+    assert!(third.contains(&"m6".to_string()), "{third:?}");
+    assert!(
+        !third.contains(&"m4".to_string()),
+        "the elided observation is not resent: {third:?}"
+    );
+    assert_eq!(
+        t.chunk(t.calls[2].input[5]).content,
+        "Old environment output: (2 lines omitted)"
+    );
+}
+
+#[test]
+fn mini_swe_agent_reads_both_trajectory_versions_with_usage() {
+    let v1 = fixture("mini-swe-agent", "v1-text.traj.json");
+    let t = &v1.traces[0];
+    assert_eq!(t.attributes["trajectory_format"], "mini-swe-agent-1");
+    assert_eq!(t.calls.len(), 3);
+    let u = t.calls[1].usage.expect("usage");
+    assert_eq!(
+        (u.input_tokens, u.cache_read_tokens),
+        (Some(1_620), Some(1_500))
+    );
+
+    let v2 = fixture("mini-swe-agent", "v2-toolcall.traj.json");
+    let t = &v2.traces[0];
+    assert_eq!(t.tool_pairs.len(), 3);
+    assert!(t
+        .tool_pairs
+        .iter()
+        .all(|p| p.call.is_some() && p.result.is_some()));
+}
+
+#[test]
+fn format_override_reads_a_file_sniffing_would_not() {
+    // `--format swe-agent` on a trajectory with nothing but a history list still imports.
+    let bytes = br#"{"history": [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}, {"role": "assistant", "content": "a"}]}"#;
+    let options = ImportOptions {
+        format: Some("swe-agent".into()),
+        ..ImportOptions::default()
+    };
+    let r = import("x.json", bytes, &options).expect("forced swe-agent import");
+    assert_eq!(r.format, "swe-agent");
+    assert_eq!(r.traces[0].calls.len(), 1);
+}

@@ -11,6 +11,7 @@ mod policies;
 mod pool;
 mod properties;
 mod real_data;
+mod real_files;
 mod recall;
 mod references;
 mod value;
@@ -139,7 +140,11 @@ fn render_trace(out: &mut String, t: &Trace) {
         );
     }
     for c in &t.compactions {
-        let keys: Vec<&str> = c.replaced.iter().map(|&i| t.chunk(i).key.as_str()).collect();
+        let keys: Vec<&str> = c
+            .replaced
+            .iter()
+            .map(|&i| t.chunk(i).key.as_str())
+            .collect();
         let _ = writeln!(
             out,
             "  compaction before_call={} trigger={:?} reported={:?}->{:?} replaced=[{}] summary={}",
@@ -148,7 +153,8 @@ fn render_trace(out: &mut String, t: &Trace) {
             c.reported_tokens_before,
             c.reported_tokens_after,
             keys.join(","),
-            c.summary.map_or("-".to_string(), |i| t.chunk(i).key.clone())
+            c.summary
+                .map_or("-".to_string(), |i| t.chunk(i).key.clone())
         );
     }
 }

@@ -3,6 +3,7 @@
 //! every strategy of [`builders`] at every budget, times each row, prints the all-evidence rates
 //! beside the reference (anchor) numbers.
 
+use crate::out::{out, outln};
 use crate::read;
 use memlens_core::evidence::{
     Benchmark, Bm25, ContextBuilder, Oracle, PolicyBuilder, Recency, Row, ANCHORS, ANCHOR_BUDGETS,
@@ -169,9 +170,7 @@ pub fn run(file: &Path, budgets: &[u32], json: bool) -> Result<ExitCode, String>
         recall_index,
     };
     if json {
-        let stdout = std::io::stdout();
-        serde_json::to_writer(stdout.lock(), &out).map_err(|e| format!("writing JSON: {e}"))?;
-        println!();
+        crate::out::json(&out)?;
     } else {
         print_tables(&out, budgets);
     }
@@ -199,67 +198,70 @@ fn cell<'a>(out: &'a JsonOut, policy: &str, budget: u32) -> Option<&'a RowOut> {
 }
 
 fn header(first: &str, budgets: &[u32]) {
-    print!("{first:<34}");
+    out!("{first:<34}");
     for b in budgets {
-        print!(" {b:>8}");
+        out!(" {b:>8}");
     }
-    println!();
+    outln!();
 }
 
 fn print_tables(out: &JsonOut, budgets: &[u32]) {
-    println!(
+    outln!(
         "{}: {} conversations, {} turns, {} questions (categories 1-4 with evidence that resolves \
          to a turn); {} tokens",
-        out.file, out.conversations, out.turns, out.questions, out.encoding
+        out.file,
+        out.conversations,
+        out.turns,
+        out.questions,
+        out.encoding
     );
-    println!(
+    outln!(
         "import {:.0} ms, preparation {:.0} ms",
-        out.import_ms, out.prepare_ms
+        out.import_ms,
+        out.prepare_ms
     );
 
-    println!("\nAll-evidence rate: share of questions whose every evidence turn is in the context");
+    outln!("\nAll-evidence rate: share of questions whose every evidence turn is in the context");
     header("policy \\ budget (tokens)", budgets);
     for policy in policies(out) {
-        print!("{policy:<34}");
+        out!("{policy:<34}");
         for &b in budgets {
             match cell(out, policy, b) {
-                Some(r) => print!(" {:>8.3}", r.row.all_evidence),
-                None => print!(" {:>8}", "-"),
+                Some(r) => out!(" {:>8.3}", r.row.all_evidence),
+                None => out!(" {:>8}", "-"),
             }
         }
-        println!();
+        outln!();
     }
     for a in &ANCHORS {
         let label = match a.reproduced_by {
             Some(name) => format!("anchor: {name}"),
             None => "anchor (not run): dense MiniLM".to_string(),
         };
-        print!("{label:<34}");
+        out!("{label:<34}");
         for &b in budgets {
             match ANCHOR_BUDGETS.iter().position(|&x| x == b) {
-                Some(i) => print!(" {:>8.3}", a.all_evidence[i]),
-                None => print!(" {:>8}", "-"),
+                Some(i) => out!(" {:>8.3}", a.all_evidence[i]),
+                None => out!(" {:>8}", "-"),
             }
         }
-        println!();
+        outln!();
     }
 
-    println!(
-        "\nEvidence-turn recall (macro: mean over questions of the share of their turns kept)"
-    );
+    outln!("\nEvidence-turn recall (macro: mean over questions of the share of their turns kept)");
     header("policy \\ budget (tokens)", budgets);
     for policy in policies(out) {
-        print!("{policy:<34}");
+        out!("{policy:<34}");
         for &b in budgets {
             match cell(out, policy, b) {
-                Some(r) => print!(" {:>8.3}", r.row.turn_recall),
-                None => print!(" {:>8}", "-"),
+                Some(r) => out!(" {:>8.3}", r.row.turn_recall),
+                None => out!(" {:>8}", "-"),
             }
         }
-        println!();
+        outln!();
     }
 
-    println!("\nAll-evidence rate by question category");
+    outln!("\nAll-evidence rate by question category");
     header("policy, category (questions)", budgets);
     for policy in policies(out) {
         for c in SCORED_CATEGORIES {
@@ -267,39 +269,39 @@ fn print_tables(out: &JsonOut, budgets: &[u32]) {
             let n = cell(out, policy, budgets[0])
                 .and_then(|r| r.row.by_category.get(&key))
                 .map_or(0, |s| s.questions);
-            print!("{:<34}", format!("{policy}, {c} ({n})"));
+            out!("{:<34}", format!("{policy}, {c} ({n})"));
             for &b in budgets {
                 match cell(out, policy, b).and_then(|r| r.row.by_category.get(&key)) {
-                    Some(s) => print!(" {:>8.3}", s.all_evidence),
-                    None => print!(" {:>8}", "-"),
+                    Some(s) => out!(" {:>8.3}", s.all_evidence),
+                    None => out!(" {:>8}", "-"),
                 }
             }
-            println!();
+            outln!();
         }
     }
 
     let ours = "memlens-recall";
     let theirs = "bm25-adjacent";
-    println!(
+    outln!(
         "\nPer conversation: all-evidence rate of {ours} minus {theirs} (does the gain hold in \
          every conversation?)"
     );
     header("conversation", budgets);
     for c in 0..out.conversations {
-        print!("{:<34}", format!("{c}"));
+        out!("{:<34}", format!("{c}"));
         for &b in budgets {
             let rate =
                 |p: &str| cell(out, p, b).and_then(|r| r.row.by_conversation.get(c).copied());
             match (rate(ours), rate(theirs)) {
-                (Some(x), Some(y)) => print!(" {:>+8.3}", x - y),
-                _ => print!(" {:>8}", "-"),
+                (Some(x), Some(y)) => out!(" {:>+8.3}", x - y),
+                _ => out!(" {:>8}", "-"),
             }
         }
-        println!();
+        outln!();
     }
 
     let ix = &out.recall_index;
-    println!(
+    outln!(
         "\nRecall index ({ours}): built turn by turn in {:.1} ms ({:.1} µs per turn added); heap \
          {:.0} KB for {} turns ({:.0} bytes per turn; largest conversation {} turns, {:.0} KB)",
         ix.build_ms,
@@ -311,17 +313,17 @@ fn print_tables(out: &JsonOut, budgets: &[u32]) {
         ix.largest_heap_bytes as f64 / 1024.0
     );
 
-    println!("\nSpeed: questions per second (context building and scoring, one thread)");
+    outln!("\nSpeed: questions per second (context building and scoring, one thread)");
     header("policy \\ budget (tokens)", budgets);
     for policy in policies(out) {
-        print!("{policy:<34}");
+        out!("{policy:<34}");
         for &b in budgets {
             match cell(out, policy, b) {
-                Some(r) => print!(" {:>8.0}", r.questions_per_second),
-                None => print!(" {:>8}", "-"),
+                Some(r) => out!(" {:>8.0}", r.questions_per_second),
+                None => out!(" {:>8}", "-"),
             }
         }
-        println!();
+        outln!();
     }
 }
 

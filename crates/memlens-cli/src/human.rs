@@ -1,6 +1,8 @@
 //! The human-readable `inspect` report.
 
 use crate::fmt::{truncate, usd};
+use crate::out::outln;
+use memlens_core::compaction::ItemTally;
 use memlens_core::report::{TopChunk, TraceSummary};
 use memlens_core::Category;
 use memlens_import::Import;
@@ -17,7 +19,7 @@ fn opt(v: Option<u64>) -> String {
 pub fn print_file(name: &str, result: &Import, summaries: &[TraceSummary], top: usize) {
     let calls: usize = summaries.iter().map(|s| s.calls).sum();
     let chunks: usize = summaries.iter().map(|s| s.chunks).sum();
-    println!(
+    outln!(
         "{name}: {} trace(s), format {}, {calls} calls, {chunks} chunks, {} warning(s)",
         summaries.len(),
         result.format,
@@ -30,18 +32,24 @@ pub fn print_file(name: &str, result: &Import, summaries: &[TraceSummary], top: 
         } else {
             "exact"
         };
-        println!(
+        outln!(
             "  model {model}; tokens counted with {} ({how})",
             s.encoding
         );
     }
-    println!();
-    println!(
+    outln!();
+    outln!(
         "  {:<28} {:>6} {:>7} {:>9} {:>12} {:>12} {:>10}",
-        "trace", "calls", "chunks", "tokens", "input sent", "reported", "cost"
+        "trace",
+        "calls",
+        "chunks",
+        "tokens",
+        "input sent",
+        "reported",
+        "cost"
     );
     for s in summaries.iter().take(TRACE_ROWS) {
-        println!(
+        outln!(
             "  {:<28} {:>6} {:>7} {:>9} {:>12} {:>12} {:>10}",
             truncate(&s.id, 28),
             s.calls,
@@ -53,7 +61,7 @@ pub fn print_file(name: &str, result: &Import, summaries: &[TraceSummary], top: 
         );
     }
     if summaries.len() > TRACE_ROWS {
-        println!("  ... {} more trace(s)", summaries.len() - TRACE_ROWS);
+        outln!("  ... {} more trace(s)", summaries.len() - TRACE_ROWS);
     }
     let sum = |f: fn(&TraceSummary) -> u64| summaries.iter().map(f).sum::<u64>();
     let reported: Option<u64> = summaries
@@ -62,7 +70,7 @@ pub fn print_file(name: &str, result: &Import, summaries: &[TraceSummary], top: 
         .reduce(|a, b| a + b);
     let cost: Option<f64> = summaries.iter().map(|s| s.cost_usd).sum();
     if summaries.len() > 1 {
-        println!(
+        outln!(
             "  {:<28} {:>6} {:>7} {:>9} {:>12} {:>12} {:>10}",
             "total",
             calls,
@@ -81,15 +89,15 @@ pub fn print_file(name: &str, result: &Import, summaries: &[TraceSummary], top: 
         }
     }
     let total: u64 = by_cat.values().sum();
-    println!();
-    println!("  tokens by category (each chunk once):");
+    outln!();
+    outln!("  tokens by category (each chunk once):");
     for (c, n) in &by_cat {
         let share = if total > 0 {
             *n as f64 * 100.0 / total as f64
         } else {
             0.0
         };
-        println!("    {:<12} {:>10} {:>6.1}%", c.as_str(), n, share);
+        outln!("    {:<12} {:>10} {:>6.1}%", c.as_str(), n, share);
     }
     if let (Some(r), Some(counted)) = (
         reported,
@@ -99,8 +107,8 @@ pub fn print_file(name: &str, result: &Import, summaries: &[TraceSummary], top: 
             .reduce(|a, b| a + b),
     ) {
         let diff = r as i64 - counted as i64;
-        println!();
-        println!(
+        outln!();
+        outln!(
             "  reported vs. counted input tokens (calls with usage): {r} vs. {counted} ({diff:+}, {:+.1}%)",
             diff as f64 * 100.0 / counted.max(1) as f64
         );
@@ -111,7 +119,7 @@ pub fn print_file(name: &str, result: &Import, summaries: &[TraceSummary], top: 
                 .filter(|c| c.reported_input.is_some())
                 .take(TRACE_ROWS)
             {
-                println!(
+                outln!(
                     "    call {:>3}: reported {:>8}  counted {:>8}  diff {:>+6}  cached {:>7}",
                     c.index,
                     opt(c.reported_input),
@@ -125,8 +133,12 @@ pub fn print_file(name: &str, result: &Import, summaries: &[TraceSummary], top: 
     let orphans: usize = summaries.iter().map(|s| s.orphan_tool_results).sum();
     let unanswered: usize = summaries.iter().map(|s| s.unanswered_tool_calls).sum();
     let probes: usize = summaries.iter().map(|s| s.probes).sum();
-    println!();
-    println!("  tool pairs: {orphans} orphaned result(s), {unanswered} unanswered call(s); probes: {probes}");
+    outln!();
+    outln!("  tool pairs: {orphans} orphaned result(s), {unanswered} unanswered call(s); probes: {probes}");
+    print_links_and_notes(result, summaries);
+    for s in summaries {
+        print_compactions(s);
+    }
     // Costliest chunks across the file.
     let mut tops: Vec<(&str, &TopChunk)> = summaries
         .iter()
@@ -138,8 +150,8 @@ pub fn print_file(name: &str, result: &Import, summaries: &[TraceSummary], top: 
             .total_cmp(&a.1.cost_usd.unwrap_or(0.0))
             .then(b.1.token_calls.cmp(&a.1.token_calls))
     });
-    println!();
-    println!("  top {top} chunks by attributed input cost (tokens x calls carried):");
+    outln!();
+    outln!("  top {top} chunks by attributed input cost (tokens x calls carried):");
     for (trace, c) in tops.into_iter().take(top) {
         let label = if summaries.len() > 1 {
             format!("{trace}/{}", c.key)
@@ -150,7 +162,7 @@ pub fn print_file(name: &str, result: &Import, summaries: &[TraceSummary], top: 
             Some(t) => format!("{}:{t}", c.category),
             None => c.category.to_string(),
         };
-        println!(
+        outln!(
             "    {:<30} {:<24} {:>6} tok x{:<4} {:>10}  {}",
             truncate(&label, 30),
             truncate(&kind, 24),
@@ -160,5 +172,86 @@ pub fn print_file(name: &str, result: &Import, summaries: &[TraceSummary], top: 
             truncate(&c.preview, 60)
         );
     }
-    println!();
+    outln!();
+}
+
+/// Subagent links (a trace started by a parent session's call) and the notes on counted vs.
+/// reported figures, each distinct note once.
+fn print_links_and_notes(result: &Import, summaries: &[TraceSummary]) {
+    for t in result.traces.iter().filter(|t| t.parent.is_some()) {
+        if let Some(p) = &t.parent {
+            let call = p.call.map_or_else(
+                || "(call not found in the files opened)".to_string(),
+                |c| format!("call {c}"),
+            );
+            outln!("  subagent {}: started by {} {call}", t.id, p.trace);
+        }
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for s in summaries {
+        for note in &s.notes {
+            if seen.insert(note.as_str()) {
+                outln!("  note: {note}");
+            }
+        }
+    }
+}
+
+fn share(t: ItemTally) -> String {
+    match t.share() {
+        Some(s) => format!("{}/{} ({:.0}%)", t.kept, t.replaced, s * 100.0),
+        None => "-".to_string(),
+    }
+}
+
+/// A trace's compactions: what each replaced, what its summary kept, what later calls missed.
+fn print_compactions(s: &TraceSummary) {
+    if s.compactions.is_empty() {
+        return;
+    }
+    outln!();
+    outln!("  compactions in {} ({}):", s.id, s.compactions.len());
+    for c in &s.compactions {
+        let reported = match (c.reported_tokens_before, c.reported_tokens_after) {
+            (Some(b), Some(a)) => format!(", reported {b} -> {a} tokens"),
+            (Some(b), None) => format!(", reported {b} tokens before"),
+            _ => String::new(),
+        };
+        let summary = match &c.summary_key {
+            Some(k) => format!("summary {k} ({} tok)", c.summary_tokens),
+            None => "no summary recorded".to_string(),
+        };
+        outln!(
+            "    #{} before call {} ({}{reported}): replaced {} chunks ({} tok) with {summary}",
+            c.index + 1,
+            c.first_call,
+            c.trigger.as_deref().unwrap_or("trigger unknown"),
+            c.replaced_chunks,
+            c.replaced_tokens,
+        );
+        outln!(
+            "       kept: identifiers {}, paths {}, commands {}, numbers {}, urls {}",
+            share(c.identifiers),
+            share(c.paths),
+            share(c.commands),
+            share(c.numbers),
+            share(c.urls)
+        );
+        if c.later_miss_count > 0 {
+            let examples: Vec<String> = c
+                .later_misses
+                .iter()
+                .take(3)
+                .map(|m| format!("{:?} (call {})", truncate(&m.evidence.text, 40), m.call))
+                .collect();
+            outln!(
+                "       later calls that used lost content: {} use(s) in {} call(s), e.g. {}",
+                c.later_miss_count,
+                c.calls_with_misses,
+                examples.join(", ")
+            );
+        } else {
+            outln!("       no later call used content it lost");
+        }
+    }
 }

@@ -21,7 +21,10 @@ use std::process::ExitCode;
 mod bench_evidence;
 mod fmt;
 mod human;
+mod out;
 mod sim;
+
+use out::outln;
 
 #[derive(Parser)]
 #[command(
@@ -38,7 +41,7 @@ struct Cli {
 enum Command {
     /// Calls, chunks, tokens by category, reported vs. counted input tokens, cost, costliest chunks.
     Inspect {
-        /// Trace files (any supported format; see `memlens formats`).
+        /// Trace files or folders of them (any supported format; see `memlens formats`).
         #[arg(required = true)]
         files: Vec<PathBuf>,
         /// Skip format sniffing and read the files as this format.
@@ -73,6 +76,10 @@ enum Command {
         /// Count as this model.
         #[arg(long)]
         model: Option<String>,
+        /// Replace API keys, bearer tokens, passwords, e-mail addresses and high-entropy secrets
+        /// with stable placeholders (tokens are recounted; both counts are reported).
+        #[arg(long)]
+        redact: bool,
     },
     /// List the formats MemLens reads.
     Formats,
@@ -224,6 +231,89 @@ pub(crate) fn read(path: &Path) -> Result<Vec<u8>, String> {
     std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))
 }
 
+/// File extensions read from a directory (a file named on the command line is always read).
+const TRACE_EXTENSIONS: [&str; 4] = ["json", "jsonl", "ndjson", "traj"];
+
+/// The files named, with each directory replaced by the trace files under it (recursively, in
+/// path order, hidden entries skipped): a Claude Code project folder gives every session and
+/// its subagents' files.
+pub(crate) fn expand_paths(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+    let mut out = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            let before = out.len();
+            walk(path, &mut out)?;
+            if out.len() == before {
+                return Err(format!(
+                    "{}: no trace files (.{}) in this directory",
+                    path.display(),
+                    TRACE_EXTENSIONS.join(", .")
+                ));
+            }
+        } else {
+            out.push(path.clone());
+        }
+    }
+    Ok(out)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| !n.starts_with('.'))
+        })
+        .collect();
+    // Sessions before their own folders (`<uuid>.jsonl` then `<uuid>/subagents/`).
+    paths.sort();
+    for path in paths {
+        if path.is_dir() {
+            walk(&path, out)?;
+        } else if path
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| TRACE_EXTENSIONS.contains(&e.to_ascii_lowercase().as_str()))
+        {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// What [`import_files`] read: each file's import by name, and the files that failed.
+pub(crate) struct ImportedFiles {
+    pub imports: Vec<(String, Import)>,
+    pub errors: Vec<String>,
+}
+
+/// Reads and imports files one at a time (each file's bytes are dropped once imported), then
+/// links traces across them (a subagent's trace to the call of its parent session that started
+/// it). Per-file errors are returned beside the imports.
+pub(crate) fn import_files(
+    paths: &[PathBuf],
+    options: &ImportOptions,
+) -> Result<ImportedFiles, String> {
+    let mut imports: Vec<(String, Import)> = Vec::new();
+    let mut errors = Vec::new();
+    for path in expand_paths(paths)? {
+        let name = path.display().to_string();
+        match read(&path).and_then(|b| import(&name, &b, options).map_err(|e| e.to_string())) {
+            Ok(result) => imports.push((name, result)),
+            Err(e) => errors.push(e),
+        }
+    }
+    let mut traces: Vec<&mut Trace> = imports
+        .iter_mut()
+        .flat_map(|(_, i)| i.traces.iter_mut())
+        .collect();
+    memlens_import::link_traces(&mut traces);
+    Ok(ImportedFiles { imports, errors })
+}
+
 fn run(command: Command) -> Result<ExitCode, String> {
     match command {
         Command::Simulate {
@@ -259,11 +349,11 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 Some(name) => {
                     let p = memlens_core::policy::PolicyConfig::builtin(&name)
                         .map_err(|e| e.to_string())?;
-                    println!("{}", p.to_json());
+                    outln!("{}", p.to_json());
                 }
                 None => {
                     for name in memlens_core::policy::BUILTIN {
-                        println!("{name}");
+                        outln!("{name}");
                     }
                 }
             }
@@ -271,7 +361,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
         }
         Command::Formats => {
             for i in IMPORTERS {
-                println!("{:<10} {}", i.name(), i.description());
+                outln!("{:<10} {}", i.name(), i.description());
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -280,15 +370,20 @@ fn run(command: Command) -> Result<ExitCode, String> {
             output,
             format,
             model,
+            redact,
         } => {
             let bytes = read(&file)?;
-            let result = import(
+            let mut result = import(
                 &file.display().to_string(),
                 &bytes,
                 &ImportOptions { format, model },
             )
             .map_err(|e| e.to_string())?;
+            drop(bytes);
             print_warnings(&result.warnings, result.warning_count);
+            if redact {
+                redact_traces(&mut result.traces);
+            }
             std::fs::write(&output, memlens_import::native::write(&result.traces))
                 .map_err(|e| format!("{}: {e}", output.display()))?;
             eprintln!(
@@ -309,17 +404,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
         } => {
             let table = load_prices(prices.as_deref())?;
             let options = ImportOptions { format, model };
-            let mut imports: Vec<(String, Import)> = Vec::new();
-            let mut errors = Vec::new();
-            for path in &files {
-                let name = path.display().to_string();
-                match read(path)
-                    .and_then(|b| import(&name, &b, &options).map_err(|e| e.to_string()))
-                {
-                    Ok(result) => imports.push((name, result)),
-                    Err(e) => errors.push(e),
-                }
-            }
+            let ImportedFiles { imports, errors } = import_files(&files, &options)?;
             if json {
                 print_json(&imports, &errors, &table, top, chunks)?;
             } else {
@@ -343,6 +428,42 @@ fn run(command: Command) -> Result<ExitCode, String> {
             })
         }
     }
+}
+
+/// Redacts the traces in place, recounts their tokens and says what changed.
+fn redact_traces(traces: &mut [Trace]) {
+    let total = |traces: &[Trace]| -> u64 {
+        traces
+            .iter()
+            .flat_map(|t| &t.chunks)
+            .map(|c| u64::from(c.tokens))
+            .sum()
+    };
+    let before = total(traces);
+    let mut redactor = memlens_core::redact::Redactor::new();
+    for trace in traces.iter_mut() {
+        redactor.redact_trace(trace);
+        let counter = memlens_core::tokens::TokenCounter::for_model(trace.main_model());
+        memlens_core::tokens::count_trace(trace, &counter);
+    }
+    let after = total(traces);
+    let report = redactor.report();
+    let kinds: Vec<String> = report
+        .replaced
+        .iter()
+        .map(|(kind, n)| format!("{} {n}", kind.name()))
+        .collect();
+    eprintln!(
+        "redacted {} occurrence(s) of {} secret(s){}; tokens {before} -> {after} ({:+})",
+        report.total(),
+        report.distinct,
+        if kinds.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", kinds.join(", "))
+        },
+        after as i64 - before as i64
+    );
 }
 
 fn print_warnings(warnings: &[Warning], total: usize) {
@@ -395,8 +516,5 @@ fn print_json(
             });
         }
     }
-    let stdout = std::io::stdout();
-    serde_json::to_writer(stdout.lock(), &out).map_err(|e| format!("writing JSON: {e}"))?;
-    println!();
-    Ok(())
+    out::json(&out)
 }

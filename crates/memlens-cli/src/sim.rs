@@ -1,6 +1,7 @@
 //! `memlens simulate`, `sweep` and `compare`: replay traces under policies and budgets.
 
 use crate::fmt::{truncate, usd};
+use crate::out::outln;
 use crate::{load_prices, read};
 use memlens_core::cost::PriceTable;
 use memlens_core::policy::PolicyConfig;
@@ -52,9 +53,9 @@ fn load(args: &SimArgs) -> Result<(Vec<Trace>, PriceTable), String> {
         model: args.model.clone(),
     };
     let mut traces = Vec::new();
-    for path in &args.files {
+    for path in crate::expand_paths(&args.files)? {
         let name = path.display().to_string();
-        let result = import(&name, &read(path)?, &options).map_err(|e| e.to_string())?;
+        let result = import(&name, &read(&path)?, &options).map_err(|e| e.to_string())?;
         traces.extend(result.traces);
     }
     Ok((traces, prices))
@@ -84,20 +85,27 @@ pub fn simulate_cmd(args: &SimArgs, policy: &str, budget: Option<u32>) -> Result
     if args.json {
         return print_json(&report);
     }
-    println!(
+    outln!(
         "policy {} at budget {budget} on {} trace(s), {} calls",
         report.policy,
         report.traces.len(),
         report.totals.calls
     );
-    println!();
-    println!(
+    outln!();
+    outln!(
         "  {:<28} {:>6} {:>11} {:>11} {:>7} {:>10} {:>7} {:>5}",
-        "trace", "calls", "sent", "full", "saved", "cost", "misses", "over"
+        "trace",
+        "calls",
+        "sent",
+        "full",
+        "saved",
+        "cost",
+        "misses",
+        "over"
     );
     for t in report.traces.iter().take(20) {
         let x = &t.totals;
-        println!(
+        outln!(
             "  {:<28} {:>6} {:>11} {:>11} {:>6.1}% {:>10} {:>7} {:>5}",
             truncate(&t.id, 28),
             x.calls,
@@ -110,9 +118,9 @@ pub fn simulate_cmd(args: &SimArgs, policy: &str, budget: Option<u32>) -> Result
         );
     }
     if report.traces.len() > 20 {
-        println!("  ... {} more trace(s)", report.traces.len() - 20);
+        outln!("  ... {} more trace(s)", report.traces.len() - 20);
     }
-    println!();
+    outln!();
     print_totals(&report.totals);
     let shown: Vec<_> = report
         .traces
@@ -125,10 +133,10 @@ pub fn simulate_cmd(args: &SimArgs, policy: &str, budget: Option<u32>) -> Result
         .take(10)
         .collect();
     if !shown.is_empty() {
-        println!();
-        println!("  first misses (a later step used content the policy had dropped):");
+        outln!();
+        outln!("  first misses (a later step used content the policy had dropped):");
         for (t, m) in shown {
-            println!(
+            outln!(
                 "    {} call {}: {} used {:?} from {}",
                 t.id,
                 m.call,
@@ -199,9 +207,9 @@ fn print_rows(json: bool, title: &str, rows: &[Row]) -> Result<(), String> {
     if json {
         return print_json(&serde_json::json!({ "rows": rows }));
     }
-    println!("{title}");
-    println!();
-    println!(
+    outln!("{title}");
+    outln!();
+    outln!(
         "  {:<26} {:>7} {:>12} {:>7} {:>10} {:>10} {:>7} {:>9} {:>6} {:>5}",
         "policy",
         "budget",
@@ -216,7 +224,7 @@ fn print_rows(json: bool, title: &str, rows: &[Row]) -> Result<(), String> {
     );
     for r in rows {
         let t = &r.totals;
-        println!(
+        outln!(
             "  {:<26} {:>7} {:>12} {:>6.1}% {:>10} {:>10} {:>7} {:>8.1}% {:>6} {:>5}",
             truncate(&r.policy, 26),
             r.budget,
@@ -234,7 +242,7 @@ fn print_rows(json: bool, title: &str, rows: &[Row]) -> Result<(), String> {
 }
 
 fn print_totals(t: &Totals) {
-    println!(
+    outln!(
         "  sent {} of {} input tokens (saved {:.1}%); cost {} vs {} keeping everything (saved {})",
         t.input_tokens,
         t.full_input_tokens,
@@ -243,17 +251,14 @@ fn print_totals(t: &Totals) {
         usd(t.full_cost_usd),
         usd(t.saved_usd)
     );
-    println!(
+    outln!(
         "  misses {} ({} calls), violations {}, over-budget calls {}, compressions {}, retrievals {}",
         t.misses, t.calls_with_misses, t.violations, t.over_budget_calls, t.compressions, t.retrievals
     );
 }
 
 fn print_json<T: Serialize>(value: &T) -> Result<(), String> {
-    let stdout = std::io::stdout();
-    serde_json::to_writer(stdout.lock(), value).map_err(|e| format!("writing JSON: {e}"))?;
-    println!();
-    Ok(())
+    crate::out::json(value)
 }
 
 fn pct(part: i64, whole: u64) -> f64 {

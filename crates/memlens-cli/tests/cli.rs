@@ -279,3 +279,98 @@ fn memlens_core_builtin_count() -> usize {
     let o = memlens(&["policies"]);
     String::from_utf8_lossy(&o.stdout).lines().count()
 }
+
+#[test]
+fn a_closed_pipe_ends_quietly() {
+    use std::io::Read;
+    use std::process::Stdio;
+    // Megabytes of JSON: the reader closes the pipe long before the end.
+    let data = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/data/traces/tau-bench-gpt-4o-airline.json");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_memlens"))
+        .args(["inspect", "--json", "--chunks"])
+        .arg(&data)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run memlens");
+    let mut first = [0u8; 64];
+    child
+        .stdout
+        .take()
+        .expect("piped stdout")
+        .read_exact(&mut first)
+        .expect("some output");
+    // The read end is dropped here: like `| head -c 64`.
+    let out = child.wait_with_output().expect("memlens ends");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "status {:?}: {stderr}", out.status);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(stderr.is_empty(), "{stderr}");
+}
+
+#[test]
+fn convert_redact_replaces_secrets_and_reports_tokens_before_and_after() {
+    let dir = std::env::temp_dir().join(format!("memlens-redact-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let out = dir.join("redacted.jsonl");
+    let o = memlens(&[
+        "convert",
+        "openai/secrets-to-redact.json",
+        "-o",
+        out.to_str().expect("utf-8 path"),
+        "--redact",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("redacted 7 occurrence(s) of 5 secret(s)"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("tokens "), "{stderr}");
+    let text = std::fs::read_to_string(&out).expect("written");
+    for secret in [
+        "sk-proj-Xq7LmN2pR8sT4vW9yZ1bC3dE5fG6hJ0k",
+        "Tr0ub4dor",
+        "ops.lead@example.org",
+        "9fK2mQ7xL4pR8vN3tW6yB1cZ5hJ0gD",
+        "AKIAIOSFODNN7EXAMPLE",
+    ] {
+        assert!(!text.contains(secret), "{secret} left in {text}");
+    }
+    // The same address is the same placeholder in every message.
+    assert_eq!(text.matches("[REDACTED_EMAIL_1]").count(), 3);
+    // The redacted file is a valid trace, tool pairing intact.
+    let o = memlens(&["inspect", out.to_str().expect("utf-8 path"), "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(v["traces"][0]["calls"], 2);
+    assert_eq!(v["traces"][0]["orphan_tool_results"], 0);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_document_with_no_records_says_so() {
+    let dir = std::env::temp_dir().join(format!("memlens-empty-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let empty = dir.join("empty-array.json");
+    std::fs::write(&empty, "[]").expect("write");
+    let deep = dir.join("deep.json");
+    std::fs::write(&deep, format!("{}{}", "[".repeat(5000), "]".repeat(5000))).expect("write");
+    let o = memlens(&[
+        "inspect",
+        empty.to_str().expect("utf-8"),
+        deep.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("no records: the file is an empty array"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("its first record (line 1) could not be read"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("(no value)"), "{stderr}");
+    let _ = std::fs::remove_dir_all(dir);
+}

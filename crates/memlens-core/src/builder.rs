@@ -10,8 +10,7 @@
 //!   each call lists its whole input: a message seen before is the same chunk, not a copy.
 
 use crate::model::{
-    Call, Category, Chunk, ChunkId, ChunkMeta, Compaction, Probe, SourcePos, ToolPair, Trace,
-    Usage,
+    Call, Category, Chunk, ChunkId, ChunkMeta, Compaction, Probe, SourcePos, ToolPair, Trace, Usage,
 };
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{BTreeMap, HashMap};
@@ -273,8 +272,7 @@ impl TraceBuilder {
 
     fn is_kept_through_compaction(&self, id: ChunkId) -> bool {
         let chunk = &self.trace.chunks[id.index()];
-        chunk.category == Category::System
-            || chunk.meta.kind.as_deref() == Some("tool_definitions")
+        chunk.category == Category::System || chunk.meta.kind.as_deref() == Some("tool_definitions")
     }
 
     fn compaction(&self, info: CompactionInfo, replaced: Vec<ChunkId>) -> Compaction {
@@ -340,7 +338,9 @@ impl TraceBuilder {
     /// input of every call after it.
     pub fn reconstruct_calls(&mut self) {
         let mut before: Vec<ChunkId> = Vec::new();
-        let mut marks = std::mem::take(&mut self.compaction_marks).into_iter().peekable();
+        let mut marks = std::mem::take(&mut self.compaction_marks)
+            .into_iter()
+            .peekable();
         // The compaction waiting for its summary chunk (the first summary after it).
         let mut open: Option<usize> = None;
         for (i, (ids, is_assistant, info)) in

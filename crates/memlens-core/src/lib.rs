@@ -27,11 +27,13 @@
 
 pub mod analysis;
 pub mod builder;
+pub mod compaction;
 pub mod cost;
 pub mod evidence;
 pub mod model;
 pub mod policy;
 pub mod recall;
+pub mod redact;
 pub mod references;
 pub mod report;
 pub mod retrieval;
@@ -41,6 +43,6 @@ pub mod tokens;
 pub mod value;
 
 pub use model::{
-    Call, Category, Chunk, ChunkId, ChunkMeta, Compaction, Probe, SourcePos, ToolPair, Trace, TraceLink,
-    Usage,
+    Call, Category, Chunk, ChunkId, ChunkMeta, Compaction, Probe, SourcePos, ToolPair, Trace,
+    TraceLink, Usage,
 };

@@ -904,6 +904,22 @@ fn is_span_char(c: char) -> bool {
         )
 }
 
+/// The distinctive tokens of a chunk's content as the detector reads it (JSON by its values):
+/// identifiers (codes, emails, URLs, paths, code names) and numbers, each once, in order, as
+/// `(kind, key, text)`; `key` is the normalized form two texts are compared by.
+pub fn distinctive_tokens(content: &str) -> Vec<(EvidenceKind, String, String)> {
+    Analysis::of(content)
+        .tokens
+        .into_iter()
+        .map(|t| (t.kind, t.key, t.text))
+        .collect()
+}
+
+/// Whether a token (as [`distinctive_tokens`] returns it) is a file path.
+pub fn is_path_token(text: &str) -> bool {
+    !text.contains("://") && is_path(text)
+}
+
 /// Finds the identifiers and numbers of a text.
 fn scan(text: &str, emit: &mut dyn FnMut(Token)) {
     let spans: Vec<&str> = text

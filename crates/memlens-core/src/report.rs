@@ -1,5 +1,6 @@
 //! A trace's summary, as `memlens inspect` prints it and the web app's overview shows it.
 
+use crate::compaction::{compaction_reports, CompactionReport};
 use crate::cost::{trace_cost, CallCost, PriceTable};
 use crate::model::{Category, Trace};
 use crate::tokens::encoding_for_model;
@@ -82,7 +83,17 @@ pub struct TraceSummary {
     pub calls_detail: Vec<CallCost>,
     /// The chunks with the highest attributed cost (by token-calls when unpriced).
     pub top_chunks: Vec<TopChunk>,
+    /// The trace's compactions with their fidelity (what the summary kept, later misses).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub compactions: Vec<CompactionReport>,
+    /// Why counted and reported figures may differ for this trace, one sentence each.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
+
+/// The trace attribute an importer sets to name content the provider was sent but the file does
+/// not record (a system prompt, tool definitions): counted input is then below reported input.
+pub const UNRECORDED_ATTRIBUTE: &str = "unrecorded";
 
 /// Summarizes a counted trace. `top` is how many top chunks to list.
 pub fn summarize(trace: &Trace, prices: &PriceTable, top: usize) -> TraceSummary {
@@ -163,9 +174,51 @@ pub fn summarize(trace: &Trace, prices: &PriceTable, top: usize) -> TraceSummary
         probes: trace.probes.len(),
         priced_as: cost.priced_as,
         cost_usd: cost.total_usd,
+        notes: notes(
+            trace,
+            choice.estimated,
+            reported_input_tokens,
+            counted_where_reported,
+        ),
         calls_detail: cost.calls,
         top_chunks,
+        compactions: if trace.compactions.is_empty() {
+            Vec::new()
+        } else {
+            compaction_reports(trace, &crate::references::detect(trace))
+        },
     }
+}
+
+fn notes(
+    trace: &Trace,
+    estimated: bool,
+    reported: Option<u64>,
+    counted: Option<u64>,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    if estimated {
+        out.push(format!(
+            "tokens counted with o200k: {} has a tokenizer of its own, so counts are estimates",
+            trace.main_model().unwrap_or("an unnamed model")
+        ));
+    }
+    if let Some(what) = trace.attributes.get(UNRECORDED_ATTRIBUTE) {
+        out.push(format!(
+            "the file does not record {what}: reported input includes them, counted input does not"
+        ));
+    }
+    if let (Some(reported), Some(counted)) = (reported, counted) {
+        if reported > 0 && counted > 0 {
+            let ratio = reported as f64 / counted as f64;
+            if !(0.9..=1.1).contains(&ratio) {
+                out.push(format!(
+                    "reported input is {ratio:.2}x the counted input over the calls that report usage"
+                ));
+            }
+        }
+    }
+    out
 }
 
 /// The first `max_chars` characters of `text` on one line, whitespace runs collapsed.

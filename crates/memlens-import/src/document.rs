@@ -41,6 +41,29 @@ impl<'a> Document<'a> {
         }
     }
 
+    /// Why there is no [`Document::first_value`]: the document has no records, or its first record
+    /// is not valid JSON (said with its position). `None` when there is a first value.
+    pub fn why_no_first_value(&self) -> Option<String> {
+        match self {
+            Document::Json(_) => None,
+            Document::Array { first: Some(_), .. } | Document::Lines { first: Some(_), .. } => None,
+            Document::Array { items, text, .. } => Some(match items.first() {
+                None => "no records: the file is an empty array".to_string(),
+                Some((range, line)) => match serde_json::from_str::<Value>(&text[range.clone()]) {
+                    Err(e) => format!(
+                        "its first record (line {line}) could not be read: {}",
+                        strip_position(&e.to_string())
+                    ),
+                    Ok(_) => "its first record could not be read".to_string(),
+                },
+            }),
+            Document::Lines { lines, .. } => Some(match lines.first() {
+                None => "no records: the file has no non-empty lines".to_string(),
+                Some((line, _)) => format!("its first line ({line}) is not a JSON object or array"),
+            }),
+        }
+    }
+
     /// True when the document is a top-level array (of records or of messages).
     pub fn is_array(&self) -> bool {
         matches!(

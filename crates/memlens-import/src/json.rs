@@ -60,18 +60,25 @@ pub fn type_name(v: &Value) -> &'static str {
     }
 }
 
-/// What the top level of a document looks like, for "unrecognized format" errors.
+/// What the top level of a document looks like, for "unrecognized format" errors (three levels
+/// deep at most: a document of nested arrays is not described all the way down).
 pub fn describe(v: &Value) -> String {
+    describe_to_depth(v, 3)
+}
+
+fn describe_to_depth(v: &Value, depth: usize) -> String {
     match v {
+        Value::Object(map) if map.is_empty() => "an empty object".to_string(),
         Value::Object(map) => {
             let keys: Vec<&str> = map.keys().take(6).map(String::as_str).collect();
             format!("an object with keys {}", keys.join(", "))
         }
         Value::Array(items) => match items.first() {
+            Some(_) if depth == 0 => format!("an array of {}", items.len()),
             Some(first) => format!(
                 "an array of {} whose first is {}",
                 items.len(),
-                describe(first)
+                describe_to_depth(first, depth - 1)
             ),
             None => "an empty array".to_string(),
         },

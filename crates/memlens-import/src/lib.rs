@@ -62,9 +62,18 @@ pub trait Importer: Sync {
 /// Every importer, in sniffing order: the most specific shapes first.
 pub static IMPORTERS: &[&dyn Importer] = &[
     &native::Native,
+    &openinference::OpenInference,
     &otel::Otel,
     &locomo::Locomo,
     &tau::TauBench,
+    &claude_code::ClaudeCode,
+    &codex::Codex,
+    &gemini::GeminiCli,
+    &swe_agent::SweAgent,
+    &swe_agent::MiniSweAgent,
+    &openhands::OpenHands,
+    &langfuse::Langfuse,
+    &langsmith::LangSmith,
     &anthropic::Anthropic,
     &openai::OpenAi,
 ];
@@ -179,8 +188,10 @@ pub fn sniff(doc: &Document) -> Option<&'static dyn Importer> {
     IMPORTERS.iter().copied().find(|i| i.sniff(first))
 }
 
-const EXPECTED: &str = "OpenAI or Anthropic messages or request/response logs, OTLP JSON spans, \
-tau-bench trajectories, LoCoMo conversations, or MemLens JSON Lines";
+const EXPECTED: &str = "OpenAI or Anthropic messages or request/response logs, OTLP JSON spans \
+(OpenInference too), a Claude Code, Codex or Gemini CLI session, an OpenHands event stream, a \
+SWE-agent or mini-swe-agent trajectory, a Langfuse or LangSmith export, a tau-bench trajectory, a \
+LoCoMo conversation, or MemLens JSON Lines";
 
 /// Imports a trace file: decode, parse, sniff (or `options.format`), import, count tokens.
 pub fn import(file: &str, bytes: &[u8], options: &ImportOptions) -> Result<Import, ImportError> {
@@ -199,9 +210,12 @@ pub fn import(file: &str, bytes: &[u8], options: &ImportOptions) -> Result<Impor
         Some(name) => importer_named(name)?,
         None => sniff(&doc).ok_or_else(|| ImportError::Unrecognized {
             file: file.to_string(),
-            found: doc
-                .first_value()
-                .map_or_else(|| "no value".into(), json::describe),
+            found: match doc.first_value() {
+                Some(first) => json::describe(first),
+                None => doc
+                    .why_no_first_value()
+                    .unwrap_or_else(|| "no records".to_string()),
+            },
             expected: EXPECTED,
         })?,
     };
@@ -257,7 +271,8 @@ pub fn import_many(
 }
 
 /// Fills in [`memlens_core::TraceLink::call`] for traces whose parent is in `traces`: the
-/// parent's call whose output holds the tool call that started the child.
+/// parent's call whose output holds the tool call that started the child. A child that does not
+/// know that tool call's id gets it from the parent (see [`spawning_tool_call`]).
 pub fn link_traces(traces: &mut [&mut Trace]) {
     let mut links = Vec::new();
     for (i, child) in traces.iter().enumerate() {
@@ -265,24 +280,55 @@ pub fn link_traces(traces: &mut [&mut Trace]) {
         if link.call.is_some() {
             continue;
         }
-        let Some(tool_call_id) = link.tool_call_id.as_deref() else {
+        let Some(parent) = traces.iter().find(|t| t.id == link.trace) else {
             continue;
         };
-        let Some(parent) = traces.iter().find(|t| t.id == link.trace) else {
+        let Some(tool_call_id) = link
+            .tool_call_id
+            .clone()
+            .or_else(|| spawning_tool_call(parent, child))
+        else {
             continue;
         };
         let call = parent.calls.iter().find(|c| {
             c.output
                 .iter()
-                .any(|&id| parent.chunk(id).meta.tool_call_id.as_deref() == Some(tool_call_id))
+                .any(|&id| parent.chunk(id).meta.tool_call_id.as_deref() == Some(&tool_call_id))
         });
         if let Some(call) = call {
-            links.push((i, call.index));
+            links.push((i, call.index, tool_call_id));
         }
     }
-    for (i, call) in links {
+    for (i, call, tool_call_id) in links {
         if let Some(link) = traces[i].parent.as_mut() {
             link.call = Some(call);
+            link.tool_call_id.get_or_insert(tool_call_id);
         }
     }
+}
+
+/// The parent's tool call that started `child`, for a child whose own file cannot name it (a
+/// Claude Code subagent): the parent's attribute `agent_tool_call.<id>` for the child's
+/// `agent_id` attribute, else the parent tool call whose `prompt` argument is the child's first
+/// user message.
+fn spawning_tool_call(parent: &Trace, child: &Trace) -> Option<String> {
+    if let Some(agent) = child.attributes.get("agent_id") {
+        if let Some(id) = parent.attributes.get(&format!("agent_tool_call.{agent}")) {
+            return Some(id.clone());
+        }
+    }
+    let prompt = &child
+        .chunks
+        .iter()
+        .find(|c| c.category == memlens_core::Category::User)?
+        .content;
+    parent
+        .chunks
+        .iter()
+        .filter(|c| c.category == memlens_core::Category::ToolCall)
+        .find(|c| {
+            serde_json::from_str::<Value>(&c.content)
+                .is_ok_and(|args| json::str_at(&args, "prompt") == Some(prompt.as_str()))
+        })
+        .and_then(|c| c.meta.tool_call_id.clone())
 }

@@ -169,25 +169,25 @@ struct SpanCall {
     output: Vec<Message>,
 }
 
-fn is_export(v: &Value) -> bool {
+pub(crate) fn is_export(v: &Value) -> bool {
     array_at(v, "resourceSpans").is_some()
 }
 
 /// One span, its attributes decoded from OTLP `AnyValue`s into plain JSON.
-struct Span {
-    trace_id: String,
-    span_id: String,
-    name: String,
-    start: Option<u64>,
-    end: Option<u64>,
-    start_text: Option<String>,
-    end_text: Option<String>,
-    attrs: Map<String, Value>,
+pub(crate) struct Span {
+    pub(crate) trace_id: String,
+    pub(crate) span_id: String,
+    pub(crate) name: String,
+    pub(crate) start: Option<u64>,
+    pub(crate) end: Option<u64>,
+    pub(crate) start_text: Option<String>,
+    pub(crate) end_text: Option<String>,
+    pub(crate) attrs: Map<String, Value>,
     events: Vec<Event>,
     /// `service.name` of the resource that emitted it.
-    service: Option<String>,
+    pub(crate) service: Option<String>,
     /// The record (export request) it came from.
-    location: Location,
+    pub(crate) location: Location,
 }
 
 struct Event {
@@ -196,12 +196,12 @@ struct Event {
 }
 
 impl Span {
-    fn attr_str(&self, key: &str) -> Option<&str> {
+    pub(crate) fn attr_str(&self, key: &str) -> Option<&str> {
         self.attrs.get(key).and_then(Value::as_str)
     }
 
     /// An attribute as text, whatever its scalar type (ids and models are sometimes numbers).
-    fn attr_text(&self, key: &str) -> Option<String> {
+    pub(crate) fn attr_text(&self, key: &str) -> Option<String> {
         self.attrs
             .get(key)
             .filter(|v| !v.is_null())
@@ -209,23 +209,23 @@ impl Span {
             .filter(|s| !s.is_empty())
     }
 
-    fn attr_u64(&self, key: &str) -> Option<u64> {
+    pub(crate) fn attr_u64(&self, key: &str) -> Option<u64> {
         self.attrs.get(key).and_then(as_u64)
     }
 
-    fn latency_ms(&self) -> Option<f64> {
+    pub(crate) fn latency_ms(&self) -> Option<f64> {
         let (start, end) = (self.start?, self.end?);
         end.checked_sub(start).map(|ns| ns as f64 / 1e6)
     }
 
     /// How warnings name the span: its name alone is rarely unique in a trace, its id is.
-    fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         format!("span {:?} (spanId {})", self.name, self.span_id)
     }
 }
 
 /// Every span of every record, in file order.
-fn collect_spans(doc: Document<'_>, cx: &mut Context<'_>) -> Vec<Span> {
+pub(crate) fn collect_spans(doc: Document<'_>, cx: &mut Context<'_>) -> Vec<Span> {
     let mut spans = Vec::new();
     for item in doc.into_records() {
         let Some((location, record)) = cx.accept(item) else {
@@ -649,7 +649,7 @@ impl Loose {
 
 /// Content of a loose message: text, or a JSON list of content blocks (OpenAI parts or Anthropic
 /// blocks, which instrumentations serialize to a string) when it is one.
-fn loose_content(content: &Value) -> Vec<Part> {
+pub(crate) fn loose_content(content: &Value) -> Vec<Part> {
     match content {
         Value::Null => Vec::new(),
         Value::String(s) => {
@@ -888,7 +888,7 @@ fn span_usage(span: &Span) -> Usage {
     }
 }
 
-fn source_pos(location: Location) -> SourcePos {
+pub(crate) fn source_pos(location: Location) -> SourcePos {
     SourcePos {
         line: location.line.unwrap_or(0) as u32,
         record: location.record.unwrap_or(0) as u32,
