@@ -16,6 +16,23 @@ pub enum Request {
         #[serde(default)]
         model: Option<String>,
     },
+    /// Import several files as one set (a Claude Code project folder, a session with its
+    /// subagents' files): their traces are listed together and a subagent's trace is linked to
+    /// the parent call that started it. The contents travel beside the JSON as an array, in the
+    /// order of `names`.
+    ImportFiles {
+        /// File names (paths relative to a dropped folder), for messages.
+        names: Vec<String>,
+        /// Count and price as this model (like `--model`).
+        #[serde(default)]
+        model: Option<String>,
+    },
+    /// The loaded traces in the native format (what `memlens convert` writes), for download.
+    Export {
+        /// Replace secrets with placeholders first (what `memlens convert --redact` does); the
+        /// loaded traces themselves are left as they are.
+        redact: bool,
+    },
     /// Analyze one trace of the imported file.
     Analyze {
         /// Index of the trace.
@@ -125,6 +142,13 @@ pub enum Response {
     Diff {
         /// The diff (`None`: no such call).
         diff: Option<ContextDiff>,
+    },
+    /// The loaded traces in the native format.
+    Exported {
+        /// The file's text (native JSON Lines).
+        text: String,
+        /// What redaction replaced, as one line (`None` when not asked for).
+        redaction: Option<String>,
     },
     /// A request failed; the previous state stands.
     Error {

@@ -5,7 +5,7 @@ use memlens_core::analysis::{analyze, context_at, simulate_view, trace_entries};
 use memlens_core::cost::PriceTable;
 use memlens_core::references::{detect, AccessGraph};
 use memlens_core::Trace;
-use memlens_import::{import, ImportOptions};
+use memlens_import::{import, import_many, FileInput, Import, ImportOptions};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use wasm_bindgen::prelude::*;
@@ -15,6 +15,8 @@ use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 #[derive(Default)]
 struct State {
     traces: Vec<Trace>,
+    /// The model the traces were counted as (`None`: their own), for recounting after redaction.
+    model: Option<String>,
     graphs: HashMap<usize, AccessGraph>,
     prices: Option<PriceTable>,
 }
@@ -85,6 +87,89 @@ fn payload_bytes(payload: &JsValue) -> Result<Vec<u8>, String> {
     Err("no file content was given".into())
 }
 
+fn progress(scope: &DedicatedWorkerGlobalScope, stage: &str, percent: u32, bytes: u64) {
+    post(
+        scope,
+        &Response::Progress {
+            stage: stage.into(),
+            percent,
+            bytes,
+        },
+    );
+}
+
+/// One import of several files' results: their traces in order, each failed file a warning
+/// (the set fails only when no file could be read).
+fn merge_imports(
+    results: Vec<Result<Import, memlens_import::ImportError>>,
+) -> Result<(Import, Vec<String>), String> {
+    let mut formats: Vec<&'static str> = Vec::new();
+    let mut traces = Vec::new();
+    let mut warnings = Vec::new();
+    let mut warning_count = 0;
+    let mut failed = Vec::new();
+    for result in results {
+        match result {
+            Ok(i) => {
+                if !formats.contains(&i.format) {
+                    formats.push(i.format);
+                }
+                traces.extend(i.traces);
+                warnings.extend(i.warnings);
+                warning_count += i.warning_count;
+            }
+            Err(e) => failed.push(e),
+        }
+    }
+    if formats.is_empty() {
+        let all: Vec<String> = failed.iter().map(ToString::to_string).collect();
+        return Err(all.join("; "));
+    }
+    let result = Import {
+        format: if formats.len() > 1 {
+            "mixed"
+        } else {
+            formats[0]
+        },
+        traces,
+        warnings,
+        warning_count,
+    };
+    // Files that could not be read are reported as warnings; the error names the file.
+    let failed = failed.iter().map(|e| format!("not loaded: {e}")).collect();
+    Ok((result, failed))
+}
+
+/// Keeps an import's traces and says what was loaded; `failed` lists files of a set that could
+/// not be read (shown first among the warnings).
+fn loaded(
+    scope: &DedicatedWorkerGlobalScope,
+    state: &mut State,
+    prices: &PriceTable,
+    (name, model): (String, Option<String>),
+    (result, failed): (Import, Vec<String>),
+    size: u64,
+    start: f64,
+) -> Response {
+    progress(scope, "pricing each trace", 85, size);
+    let traces = trace_entries(&result.traces, prices);
+    state.traces = result.traces;
+    state.model = model;
+    state.graphs.clear();
+    let warning_count = result.warning_count + failed.len();
+    let mut warnings = failed;
+    warnings.extend(result.warnings.iter().map(ToString::to_string));
+    Response::Loaded {
+        name,
+        format: result.format.to_string(),
+        traces,
+        warnings,
+        warning_count,
+        bytes: size,
+        millis: now() - start,
+    }
+}
+
 fn trace_of(state: &State, index: usize) -> Result<&Trace, String> {
     state
         .traces
@@ -103,7 +188,8 @@ fn graph_of(state: &mut State, index: usize) -> Result<(), String> {
 
 fn handle(scope: &DedicatedWorkerGlobalScope, request: Request, payload: JsValue) {
     let during = match &request {
-        Request::Import { .. } => "import",
+        Request::Import { .. } | Request::ImportFiles { .. } => "import",
+        Request::Export { .. } => "export",
         Request::Analyze { .. } => "analyze",
         Request::Simulate { .. } => "simulate",
         Request::Sweep { .. } => "sweep",
@@ -131,53 +217,86 @@ fn answer(
     match request {
         Request::Import { name, model } => {
             let start = now();
-            post(
-                scope,
-                &Response::Progress {
-                    stage: "reading the file".into(),
-                    percent: 5,
-                    bytes: 0,
-                },
-            );
+            progress(scope, "reading the file", 5, 0);
             let bytes = payload_bytes(payload)?;
             let size = bytes.len() as u64;
-            post(
-                scope,
-                &Response::Progress {
-                    stage: "parsing and counting tokens".into(),
-                    percent: 25,
-                    bytes: size,
-                },
-            );
-            let result = import(
-                &name,
-                &bytes,
-                &ImportOptions {
-                    format: None,
-                    model,
-                },
-            )
-            .map_err(|e| e.to_string())?;
+            progress(scope, "parsing and counting tokens", 25, size);
+            let options = ImportOptions {
+                format: None,
+                model: model.clone(),
+            };
+            let result = import(&name, &bytes, &options).map_err(|e| e.to_string())?;
             drop(bytes);
-            post(
+            let result = (result, Vec::new());
+            Ok(loaded(
                 scope,
-                &Response::Progress {
-                    stage: "pricing each trace".into(),
-                    percent: 85,
-                    bytes: size,
-                },
-            );
-            let traces = trace_entries(&result.traces, &prices);
-            state.traces = result.traces;
-            state.graphs.clear();
-            Ok(Response::Loaded {
-                name,
-                format: result.format.to_string(),
-                traces,
-                warnings: result.warnings.iter().map(ToString::to_string).collect(),
-                warning_count: result.warning_count,
-                bytes: size,
-                millis: now() - start,
+                state,
+                &prices,
+                (name, model),
+                result,
+                size,
+                start,
+            ))
+        }
+        Request::ImportFiles { names, model } => {
+            let start = now();
+            let items = js_sys::Array::from(payload);
+            if items.length() as usize != names.len() || names.is_empty() {
+                return Err(format!(
+                    "{} file name(s) for {} file(s)",
+                    names.len(),
+                    items.length()
+                ));
+            }
+            let mut contents = Vec::with_capacity(names.len());
+            for (i, name) in names.iter().enumerate() {
+                progress(
+                    scope,
+                    &format!("reading {name}"),
+                    (5 + 20 * i / names.len()) as u32,
+                    0,
+                );
+                contents
+                    .push(payload_bytes(&items.get(i as u32)).map_err(|e| format!("{name}: {e}"))?);
+            }
+            let size: u64 = contents.iter().map(|b| b.len() as u64).sum();
+            progress(scope, "parsing and counting tokens", 25, size);
+            let files: Vec<FileInput<'_>> = names
+                .iter()
+                .zip(&contents)
+                .map(|(name, bytes)| FileInput { name, bytes })
+                .collect();
+            let options = ImportOptions {
+                format: None,
+                model: model.clone(),
+            };
+            let results = import_many(&files, &options);
+            drop(files);
+            drop(contents);
+            let result = merge_imports(results)?;
+            let label = if names.len() == 1 {
+                names[0].clone()
+            } else {
+                format!("{} files", names.len())
+            };
+            Ok(loaded(
+                scope,
+                state,
+                &prices,
+                (label, model),
+                result,
+                size,
+                start,
+            ))
+        }
+        Request::Export { redact } => {
+            let mut traces = state.traces.clone();
+            let redaction = redact.then(|| {
+                memlens_core::redact::redact_traces(&mut traces, state.model.as_deref()).describe()
+            });
+            Ok(Response::Exported {
+                text: memlens_import::native::write(&traces),
+                redaction,
             })
         }
         Request::Analyze { trace, options } => {

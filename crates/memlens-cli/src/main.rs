@@ -361,7 +361,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
         }
         Command::Formats => {
             for i in IMPORTERS {
-                outln!("{:<10} {}", i.name(), i.description());
+                outln!("{:<15} {}", i.name(), i.description());
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -376,13 +376,18 @@ fn run(command: Command) -> Result<ExitCode, String> {
             let mut result = import(
                 &file.display().to_string(),
                 &bytes,
-                &ImportOptions { format, model },
+                &ImportOptions {
+                    format,
+                    model: model.clone(),
+                },
             )
             .map_err(|e| e.to_string())?;
             drop(bytes);
             print_warnings(&result.warnings, result.warning_count);
             if redact {
-                redact_traces(&mut result.traces);
+                let summary =
+                    memlens_core::redact::redact_traces(&mut result.traces, model.as_deref());
+                eprintln!("{}", summary.describe());
             }
             std::fs::write(&output, memlens_import::native::write(&result.traces))
                 .map_err(|e| format!("{}: {e}", output.display()))?;
@@ -428,42 +433,6 @@ fn run(command: Command) -> Result<ExitCode, String> {
             })
         }
     }
-}
-
-/// Redacts the traces in place, recounts their tokens and says what changed.
-fn redact_traces(traces: &mut [Trace]) {
-    let total = |traces: &[Trace]| -> u64 {
-        traces
-            .iter()
-            .flat_map(|t| &t.chunks)
-            .map(|c| u64::from(c.tokens))
-            .sum()
-    };
-    let before = total(traces);
-    let mut redactor = memlens_core::redact::Redactor::new();
-    for trace in traces.iter_mut() {
-        redactor.redact_trace(trace);
-        let counter = memlens_core::tokens::TokenCounter::for_model(trace.main_model());
-        memlens_core::tokens::count_trace(trace, &counter);
-    }
-    let after = total(traces);
-    let report = redactor.report();
-    let kinds: Vec<String> = report
-        .replaced
-        .iter()
-        .map(|(kind, n)| format!("{} {n}", kind.name()))
-        .collect();
-    eprintln!(
-        "redacted {} occurrence(s) of {} secret(s){}; tokens {before} -> {after} ({:+})",
-        report.total(),
-        report.distinct,
-        if kinds.is_empty() {
-            String::new()
-        } else {
-            format!(" ({})", kinds.join(", "))
-        },
-        after as i64 - before as i64
-    );
 }
 
 fn print_warnings(warnings: &[Warning], total: usize) {

@@ -35,8 +35,9 @@
 //! assert!(a.edges.iter().any(|e| e.used == user.id));
 //! ```
 
+use crate::compaction::CompactionReport;
 use crate::cost::{trace_cost, PriceTable};
-use crate::model::{Category, ChunkId, Trace};
+use crate::model::{Category, ChunkId, Trace, TraceLink};
 use crate::policy::compress::CompressKind;
 use crate::policy::{Engine, EngineOptions, EntryForm, PolicyConfig, PolicyError, Strategy};
 use crate::references::{detect, AccessGraph, EvidenceKind};
@@ -113,6 +114,12 @@ pub struct Summary {
     pub mean_value: f32,
     /// Links in the access graph (later outputs that used earlier chunks).
     pub references: usize,
+    /// Why counted and reported figures may differ for this trace (as `memlens inspect` says).
+    #[serde(default)]
+    pub notes: Vec<String>,
+    /// The session that started this trace (a subagent's parent and its call), when known.
+    #[serde(default)]
+    pub parent: Option<TraceLink>,
 }
 
 /// One call of the stacked "who is growing" chart.
@@ -248,11 +255,16 @@ pub struct Analysis {
     pub edges: Vec<Edge>,
     /// The weights the values were computed with.
     pub weights: Weights,
+    /// The trace's compactions, with what each summary kept and lost and the later calls that
+    /// needed lost content (the figures of `memlens inspect`).
+    #[serde(default)]
+    pub compactions: Vec<CompactionReport>,
 }
 
 /// Analyzes a counted trace (see the module docs).
 pub fn analyze(trace: &Trace, prices: &PriceTable, options: &AnalysisOptions) -> Analysis {
-    let summary = summarize(trace, prices, 0);
+    let mut summary = summarize(trace, prices, 0);
+    let summary_compactions = std::mem::take(&mut summary.compactions);
     let cost = trace_cost(trace, prices);
     let graph = detect(trace);
     let n_calls = trace.calls.len() as u32;
@@ -407,6 +419,8 @@ pub fn analyze(trace: &Trace, prices: &PriceTable, options: &AnalysisOptions) ->
             cost_usd: summary.cost_usd,
             mean_value,
             references: edges.len(),
+            notes: summary.notes,
+            parent: trace.parent.clone(),
         },
         categories,
         calls,
@@ -417,6 +431,7 @@ pub fn analyze(trace: &Trace, prices: &PriceTable, options: &AnalysisOptions) ->
         heatmap_total_rows,
         edges,
         weights: options.value.weights.clone(),
+        compactions: summary_compactions,
     }
 }
 

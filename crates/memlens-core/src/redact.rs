@@ -25,6 +25,7 @@
 //! ```
 
 use crate::model::Trace;
+use crate::tokens::{count_trace, TokenCounter};
 use regex::{Captures, Regex};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
@@ -337,6 +338,68 @@ impl Redactor {
         for value in trace.attributes.values_mut() {
             *value = self.replace_known(value);
         }
+    }
+}
+
+/// What [`redact_traces`] did: the occurrences replaced and the token totals (each chunk once)
+/// before and after.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct RedactionSummary {
+    /// What was replaced.
+    pub report: RedactionReport,
+    /// Tokens of all chunks before redacting.
+    pub tokens_before: u64,
+    /// Tokens of all chunks after redacting and recounting.
+    pub tokens_after: u64,
+}
+
+impl RedactionSummary {
+    /// One line for a person: `redacted 7 occurrence(s) of 5 secret(s) (email 3, ...); tokens 201 -> 168 (-33)`.
+    pub fn describe(&self) -> String {
+        let kinds: Vec<String> = self
+            .report
+            .replaced
+            .iter()
+            .map(|(kind, n)| format!("{} {n}", kind.name()))
+            .collect();
+        format!(
+            "redacted {} occurrence(s) of {} secret(s){}; tokens {} -> {} ({:+})",
+            self.report.total(),
+            self.report.distinct,
+            if kinds.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", kinds.join(", "))
+            },
+            self.tokens_before,
+            self.tokens_after,
+            self.tokens_after as i64 - self.tokens_before as i64
+        )
+    }
+}
+
+/// Redacts the traces with one [`Redactor`] (a secret gets the same placeholder in all of them)
+/// and recounts their tokens, with `model`'s encoding when given (as `--model` counted them),
+/// else each trace's own.
+pub fn redact_traces(traces: &mut [Trace], model: Option<&str>) -> RedactionSummary {
+    let total = |traces: &[Trace]| -> u64 {
+        traces
+            .iter()
+            .flat_map(|t| &t.chunks)
+            .map(|c| u64::from(c.tokens))
+            .sum()
+    };
+    let tokens_before = total(traces);
+    let mut redactor = Redactor::new();
+    for trace in traces.iter_mut() {
+        redactor.redact_trace(trace);
+        let counter = TokenCounter::for_model(model.or(trace.main_model()));
+        count_trace(trace, &counter);
+    }
+    RedactionSummary {
+        report: redactor.report().clone(),
+        tokens_before,
+        tokens_after: total(traces),
     }
 }
 

@@ -1,6 +1,7 @@
 //! The page: state, the worker bridge, loading (drop, open, paste, sample, `#url=`), keyboard,
 //! theme and the URL hash. The views are in the submodules.
 
+mod files;
 pub mod fmt;
 mod labels;
 mod sim;
@@ -182,8 +183,12 @@ pub struct Ctx {
     pending_trace: StoredValue<Option<usize>>,
     /// "Count and price as" model override (empty: the trace's own).
     pub model: RwSignal<String>,
-    /// The last file loaded (name and content), to re-import with another model.
-    last: StoredValue<Option<(String, JsValue)>, LocalStorage>,
+    /// The last files loaded (names and contents), to re-import with another model.
+    last: StoredValue<Vec<(String, JsValue)>, LocalStorage>,
+    /// Export: replace secrets with placeholders first.
+    pub redact: RwSignal<bool>,
+    /// What the last redacted export replaced.
+    pub redaction: RwSignal<Option<String>>,
 }
 
 /// The app's state.
@@ -233,7 +238,9 @@ impl Ctx {
             source_url: RwSignal::new(None),
             pending_trace: StoredValue::new(None),
             model: RwSignal::new(String::new()),
-            last: StoredValue::new_local(None),
+            last: StoredValue::new_local(Vec::new()),
+            redact: RwSignal::new(true),
+            redaction: RwSignal::new(None),
         }
     }
 
@@ -262,26 +269,57 @@ impl Ctx {
 
     /// Imports a file's content (a `File`, bytes or a string) in the worker.
     pub fn load(&self, name: String, payload: JsValue) {
+        self.load_files(vec![(name, payload)]);
+    }
+
+    /// Imports files as one set (several dropped files, a folder): one file is a plain import;
+    /// several are imported together and their traces linked (a session and its subagents).
+    pub fn load_files(&self, files: Vec<(String, JsValue)>) {
+        if files.is_empty() {
+            return;
+        }
         self.error.set(None);
+        self.redaction.set(None);
         self.progress.set(Some(Progress {
             stage: "starting".into(),
             percent: 0,
             bytes: 0,
             started: js_sys::Date::now(),
         }));
-        self.last.set_value(Some((name.clone(), payload.clone())));
+        self.last.set_value(files.clone());
         let model = Some(self.model.get_untracked())
             .map(|m| m.trim().to_string())
             .filter(|m| !m.is_empty());
-        self.send(&Request::Import { name, model }, payload);
+        if files.len() == 1 {
+            let Some((name, payload)) = files.into_iter().next() else {
+                return;
+            };
+            self.send(&Request::Import { name, model }, payload);
+        } else {
+            let (names, payloads): (Vec<String>, Vec<JsValue>) = files.into_iter().unzip();
+            let array: js_sys::Array = payloads.into_iter().collect();
+            self.send(&Request::ImportFiles { names, model }, array.into());
+        }
     }
 
-    /// Imports the last file again (after the model override changed), keeping the trace.
+    /// Imports the last files again (after the model override changed), keeping the trace.
     pub fn reload(&self) {
-        if let Some((name, payload)) = self.last.get_value() {
+        let files = self.last.get_value();
+        if !files.is_empty() {
             self.pending_trace.set_value(self.trace.get_untracked());
-            self.load(name, payload);
+            self.load_files(files);
         }
+    }
+
+    /// Asks the worker for the loaded traces in the native format (redacted when chosen).
+    pub fn export_traces(&self) {
+        self.busy.set(Some("exporting…".into()));
+        self.send(
+            &Request::Export {
+                redact: self.redact.get_untracked(),
+            },
+            JsValue::UNDEFINED,
+        );
     }
 
     /// Loads the bundled sample.
@@ -415,6 +453,28 @@ impl Ctx {
             Response::Diff { diff } => {
                 self.busy.set(None);
                 self.diff.set(diff);
+            }
+            Response::Exported { text, redaction } => {
+                self.busy.set(None);
+                let base = self
+                    .loaded
+                    .get_untracked()
+                    .map(|l| l.name.clone())
+                    .unwrap_or_else(|| "traces".into());
+                let stem = base
+                    .rsplit('/')
+                    .next()
+                    .unwrap_or(&base)
+                    .trim_end_matches(".jsonl")
+                    .trim_end_matches(".json")
+                    .replace(' ', "-");
+                let suffix = if redaction.is_some() { ".redacted" } else { "" };
+                sim::download(
+                    &format!("{stem}{suffix}.memlens.jsonl"),
+                    &text,
+                    "application/x-ndjson",
+                );
+                self.redaction.set(redaction);
             }
             Response::Error { during, message } => {
                 self.busy.set(None);
@@ -582,13 +642,7 @@ fn is_editable(target: Option<web_sys::EventTarget>) -> bool {
 }
 
 fn click_open() {
-    if let Some(input) = window()
-        .and_then(|w| w.document())
-        .and_then(|d| d.get_element_by_id("file-input"))
-        .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
-    {
-        input.click();
-    }
+    files::click_input("file-input");
 }
 
 fn set_theme(theme: &str) {
@@ -707,13 +761,9 @@ fn App() -> impl IntoView {
     let drop = window_event_listener(ev::drop, move |e: web_sys::DragEvent| {
         e.prevent_default();
         ctx.dragging.set(false);
-        if let Some(file) = e
-            .data_transfer()
-            .and_then(|d| d.files())
-            .and_then(|f| f.get(0))
-        {
+        if let Some(transfer) = e.data_transfer() {
             ctx.source_url.set(None);
-            ctx.load(file.name(), file.into());
+            files::load_dropped(ctx, &transfer);
         }
     });
     // Paste JSON anywhere outside a text field.
@@ -741,9 +791,9 @@ fn App() -> impl IntoView {
 
     let on_file = move |ev: leptos::ev::Event| {
         let input: web_sys::HtmlInputElement = event_target(&ev);
-        if let Some(file) = input.files().and_then(|f| f.get(0)) {
+        if let Some(list) = input.files() {
             ctx.source_url.set(None);
-            ctx.load(file.name(), file.into());
+            files::load_list(ctx, &list);
         }
         input.set_value("");
     };
@@ -763,7 +813,9 @@ fn App() -> impl IntoView {
         <header class="top">
             <span class="brand">"MemLens"</span>
             <button id="open" on:click=move |_| click_open() title="Open a trace file (Ctrl/Cmd+O)">"Open…"</button>
-            <input id="file-input" type="file" accept=".json,.jsonl,.ndjson,application/json" on:change=on_file hidden/>
+            <input id="file-input" type="file" multiple accept=".json,.jsonl,.ndjson,.traj,application/json" on:change=on_file hidden/>
+            <button id="open-folder" on:click=move |_| files::click_input("folder-input") title="Open a folder: a Claude Code project folder, sessions with their subagents">"Folder…"</button>
+            <input id="folder-input" type="file" prop:webkitdirectory=true multiple on:change=on_file hidden/>
             <button id="load-sample" on:click=move |_| { ctx.source_url.set(None); ctx.load_sample() }>"Load sample"</button>
             <FileBadge/>
             <span class="spacer"></span>
@@ -827,6 +879,16 @@ fn FileBadge() -> impl IntoView {
                         {trace.unwrap_or_else(|| "Choose a trace".into())}" ▾"
                     </button>
                 })}
+                <span class="export">
+                    <label title="Replace API keys, bearer tokens, URL passwords, e-mail addresses and high-entropy secrets with stable placeholders in the exported file (what memlens convert --redact does)">
+                        <input type="checkbox" id="redact" prop:checked=move || ctx.redact.get()
+                            on:change=move |ev| ctx.redact.set(event_target_checked(&ev))/>
+                        " redact secrets"
+                    </label>
+                    <button id="export-trace" on:click=move |_| ctx.export_traces()
+                        title="Download the loaded traces in the native MemLens format, to share or to open again">"Export traces"</button>
+                    {move || ctx.redaction.get().map(|r| view! { <span class="muted" id="redaction">{r}</span> })}
+                </span>
             }
         })
     }
@@ -883,7 +945,7 @@ fn Landing() -> impl IntoView {
             <p>"Drop a trace file anywhere on this page, press "<kbd>"Ctrl/Cmd+O"</kbd>", paste JSON, or "
                 <button class="link" on:click=move |_| ctx.load_sample()>"load the sample"</button>
                 ". Everything runs in this browser: the file is never uploaded."</p>
-            <p class="formats">"Reads OpenAI and Anthropic message logs, OpenTelemetry GenAI spans, tau-bench, LoCoMo and the native MemLens format (JSON or JSON Lines), detected automatically."</p>
+            <p class="formats">"Reads OpenAI and Anthropic message logs, Claude Code, Codex CLI and Gemini CLI sessions (drop a project folder: sessions with their subagents), OpenHands, SWE-agent and mini-swe-agent trajectories, OpenTelemetry GenAI and OpenInference spans, Langfuse and LangSmith exports, tau-bench, LoCoMo and the native MemLens format, detected automatically."</p>
             <textarea id="paste" placeholder="…or paste a trace here" prop:value=move || text.get()
                 on:input=move |ev| text.set(event_target_value(&ev))></textarea>
             <button id="paste-load" on:click=move |_| {

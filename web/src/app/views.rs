@@ -74,8 +74,11 @@ fn overview(data: Arc<Data>) -> impl IntoView {
                 {card("input tokens: provider vs MemLens", reported, "k-reported")}
                 {card("tool pairs", format!("{} orphaned results, {} unanswered calls", s.orphan_tool_results, s.unanswered_tool_calls), "k-tools")}
             </div>
+            {parent_line(&data)}
+            {notes(&data)}
             <h3>"Input tokens per call, by category — who is growing"</h3>
             {growth_chart(&data)}
+            {compactions(&data)}
             <h3>"Category share of the memory (each chunk once)"</h3>
             {share_ring(&data)}
         </section>
@@ -153,6 +156,31 @@ fn growth_chart(data: &Data) -> impl IntoView {
         })
         .collect::<Vec<_>>();
     let has_reported = !reported.is_empty();
+    // Where a compaction replaced part of the context: before its first call.
+    let markers = a
+        .compactions
+        .iter()
+        .map(|c| {
+            let x = left + f64::from(c.first_call) * bw;
+            let tip = format!(
+                "compaction #{} before call {}: {} chunks ({} tokens) replaced by {}",
+                c.index + 1,
+                c.first_call,
+                c.replaced_chunks,
+                int(c.replaced_tokens),
+                c.summary_key
+                    .as_ref()
+                    .map_or_else(|| "nothing recorded".to_string(), |k| format!("summary {k} ({} tokens)", int(u64::from(c.summary_tokens))))
+            );
+            view! {
+                <g class="compaction-marker">
+                    <line x1=x x2=x y1=top y2=h - bottom class="compaction"/>
+                    <text x=x + 3.0 y=top + 10.0 class="axis">{format!("⇣ compaction #{}", c.index + 1)}</text>
+                    <rect x=x - 4.0 y=top width=8 height=h - bottom - top fill="transparent"><title>{tip}</title></rect>
+                </g>
+            }
+        })
+        .collect::<Vec<_>>();
     let ticks = (0..=4)
         .map(|k| {
             let v = max * k as f64 / 4.0;
@@ -167,12 +195,133 @@ fn growth_chart(data: &Data) -> impl IntoView {
             {ticks}
             {rects}
             {reported}
+            {markers}
             <text x=left y=h - 6.0 class="axis">"call 0"</text>
             <text x=w y=h - 6.0 text-anchor="end" class="axis">{format!("call {}", a.calls.len().saturating_sub(1))}</text>
         </svg>
         {legend(&a.categories)}
         {has_reported.then(|| view! { <div class="legend"><span><i class="reported"></i>"input tokens the provider reported (usage), per call"</span></div> })}
     }
+}
+
+/// A subagent's trace names the session and call that started it.
+fn parent_line(data: &Data) -> Option<impl IntoView> {
+    let parent = data.analysis.summary.parent.as_ref()?;
+    let call = parent.call.map_or_else(
+        || " (its call is not in the files loaded)".to_string(),
+        |c| format!(", call {c}"),
+    );
+    Some(view! {
+        <p class="muted" id="parent-trace">{format!("subagent of {}{call}", parent.trace)}</p>
+    })
+}
+
+/// Why counted and reported figures may differ (the notes of `memlens inspect`).
+fn notes(data: &Data) -> Option<impl IntoView> {
+    let notes = &data.analysis.summary.notes;
+    (!notes.is_empty()).then(|| {
+        view! {
+            <ul class="notes muted" id="trace-notes">
+                {notes.iter().map(|n| view! { <li>{n.clone()}</li> }).collect_view()}
+            </ul>
+        }
+    })
+}
+
+fn tally_cell(t: memlens_core::compaction::ItemTally) -> String {
+    match t.share() {
+        Some(share) => format!("{}/{} ({:.0}%)", t.kept, t.replaced, share * 100.0),
+        None => "–".into(),
+    }
+}
+
+fn item_list(items: &[memlens_core::compaction::Item], id: String) -> impl IntoView {
+    view! {
+        <ul class="items" id=id>
+            {items.iter().map(|i| view! {
+                <li><span class="muted">{format!("{:?}", i.kind).to_lowercase()}" "</span><code>{i.text.clone()}</code></li>
+            }).collect_view()}
+        </ul>
+    }
+}
+
+/// Each compaction: what it replaced, what its summary kept and lost, and later calls that
+/// needed lost content (`memlens inspect`'s figures).
+fn compactions(data: &Data) -> Option<impl IntoView> {
+    let a = &data.analysis;
+    if a.compactions.is_empty() {
+        return None;
+    }
+    let rows = a
+        .compactions
+        .iter()
+        .map(|c| {
+            let reported = match (c.reported_tokens_before, c.reported_tokens_after) {
+                (Some(b), Some(after)) => format!(" · reported {} → {} tokens", int(b), int(after)),
+                (Some(b), None) => format!(" · reported {} tokens before", int(b)),
+                _ => String::new(),
+            };
+            let summary = c.summary_key.as_ref().map_or_else(
+                || "no summary recorded".to_string(),
+                |k| format!("summary {k} ({} tokens)", int(u64::from(c.summary_tokens))),
+            );
+            let head = format!(
+                "#{} before call {}{}{reported}: replaced {} chunks ({} tokens) with {summary}",
+                c.index + 1,
+                c.first_call,
+                c.trigger.as_ref().map(|t| format!(" ({t})")).unwrap_or_default(),
+                c.replaced_chunks,
+                int(c.replaced_tokens),
+            );
+            let misses = if c.later_miss_count == 0 {
+                "No later call used content it lost.".to_string()
+            } else {
+                format!(
+                    "{} later use(s) of lost content in {} call(s):",
+                    c.later_miss_count, c.calls_with_misses
+                )
+            };
+            let summary_chunk = c
+                .summary_key
+                .as_ref()
+                .and_then(|k| a.chunks.iter().position(|r| &r.key == k));
+            let id = format!("compaction-{}", c.index + 1);
+            view! {
+                <details class="compaction" id=id.clone() open=c.index == 0>
+                    <summary>{head}</summary>
+                    <table class="tally">
+                        <tr><th>"identifiers"</th><th>"file paths"</th><th>"commands"</th><th>"numbers"</th><th>"URLs"</th></tr>
+                        <tr>
+                            <td>{tally_cell(c.identifiers)}</td><td>{tally_cell(c.paths)}</td><td>{tally_cell(c.commands)}</td>
+                            <td>{tally_cell(c.numbers)}</td><td>{tally_cell(c.urls)}</td>
+                        </tr>
+                    </table>
+                    <div class="kept-lost">
+                        <div><h4>{format!("kept ({} listed)", c.kept.len())}</h4>{item_list(&c.kept, format!("{id}-kept"))}</div>
+                        <div><h4>{format!("lost ({} listed)", c.lost.len())}</h4>{item_list(&c.lost, format!("{id}-lost"))}</div>
+                    </div>
+                    <p class="misses">{misses}</p>
+                    <ul class="items">
+                        {c.later_misses.iter().map(|m| view! {
+                            <li>{format!("call {} used ", m.call)}<code>{m.evidence.text.clone()}</code>{format!(" (from {})", m.chunks.join(", "))}</li>
+                        }).collect_view()}
+                    </ul>
+                    {summary_chunk.map(|i| {
+                        let ctx = ctx();
+                        view! {
+                            <button class="link" on:click=move |_| { ctx.chunk.set(Some(i as u32)); ctx.view.set(View::Chunks); }>"Open the summary chunk"</button>
+                        }
+                    })}
+                </details>
+            }
+        })
+        .collect_view();
+    Some(view! {
+        <section id="compactions">
+            <h3>{format!("Compactions ({}) — what each summary kept of what it replaced", a.compactions.len())}</h3>
+            {rows}
+        </section>
+    })
 }
 
 fn share_ring(data: &Data) -> impl IntoView {
