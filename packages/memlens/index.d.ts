@@ -150,7 +150,10 @@ export function countTokens(text: string, model?: string): number;
 
 export interface AnalyzeOptions {
   /** Importer name (default: sniffed). */
-  format?: "memlens" | "otel" | "locomo" | "tau-bench" | "anthropic" | "openai";
+  format?:
+    | "memlens" | "openinference" | "otel" | "locomo" | "tau-bench" | "claude-code" | "codex"
+    | "gemini-cli" | "swe-agent" | "mini-swe-agent" | "openhands" | "langfuse" | "langsmith"
+    | "anthropic" | "openai";
   /** Count and price as this model. */
   model?: string;
   /** Name used in error messages. */
@@ -159,7 +162,11 @@ export interface AnalyzeOptions {
   trace?: number;
 }
 
-/** Imports a trace file and returns the web app's analysis of each trace, as plain objects. */
+/**
+ * Imports a trace file and returns the web app's analysis of each trace, as plain objects
+ * (`summary` with `notes` and a subagent's `parent`, `calls`, `chunks`, `compactions` with what
+ * each summary kept and lost, ...: the fields of `memlens_core::analysis::Analysis`).
+ */
 export function analyzeTrace(input: string | Uint8Array | ArrayBuffer, options?: AnalyzeOptions): {
   format: string;
   traces: Array<Record<string, unknown>>;

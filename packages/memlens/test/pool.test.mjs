@@ -249,3 +249,33 @@ test("analyzeTrace gives the web app's analysis of the tau-bench file", () => {
   assert.equal(a.traces[0].summary.calls, inspect.traces[0].calls);
   assert.equal(a.traces[0].chunks.length, inspect.traces[0].chunks);
 });
+
+test("analyzeTrace reads a Claude Code session with its compaction, as memlens inspect does", () => {
+  const file = join(ROOT, "tests/fixtures/claude-code/session.jsonl");
+  const a = analyzeTrace(readFileSync(file), { fileName: "session.jsonl" });
+  const inspect = cli("inspect", file, "--json").traces[0];
+  assert.equal(a.format, "claude-code");
+  const t = a.traces[0];
+  assert.equal(t.summary.calls, inspect.calls);
+  assert.equal(t.summary.counted_input_tokens, inspect.counted_input_tokens);
+  assert.equal(t.compactions.length, inspect.compactions.length);
+  assert.deepEqual(t.compactions[0].paths, inspect.compactions[0].paths);
+  assert.deepEqual(t.compactions[0].lost, inspect.compactions[0].lost);
+  assert.ok(t.summary.notes.some((n) => /estimates/.test(n)), t.summary.notes.join("; "));
+});
+
+test("analyzeTrace reads the other new formats: SWE-agent, Codex, OpenHands, Langfuse", () => {
+  for (const [dir, name, format] of [
+    ["swe-agent", "query-steps.traj", "swe-agent"],
+    ["codex", "session.jsonl", "codex"],
+    ["openhands", "v1-sdk-events.jsonl", "openhands"],
+    ["langfuse", "trace.json", "langfuse"],
+  ]) {
+    const file = join(ROOT, "tests/fixtures", dir, name);
+    const a = analyzeTrace(readFileSync(file), { fileName: name });
+    const inspect = cli("inspect", file, "--json").traces;
+    assert.equal(a.format, format, name);
+    assert.equal(a.traces.length, inspect.length, name);
+    assert.equal(a.traces[0].summary.calls, inspect[0].calls, name);
+  }
+});
