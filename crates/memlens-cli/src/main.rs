@@ -268,8 +268,18 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
                 .is_some_and(|n| !n.starts_with('.'))
         })
         .collect();
-    // Sessions before their own folders (`<uuid>.jsonl` then `<uuid>/subagents/`).
-    paths.sort();
+    // Each session just before its own folder (`<uuid>.jsonl`, then `<uuid>/subagents/`): a
+    // directory sorts by its name and a slash, as the web app orders a dropped folder's paths.
+    paths.sort_by_cached_key(|p| {
+        let mut key = p
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if p.is_dir() {
+            key.push('/');
+        }
+        key
+    });
     for path in paths {
         if path.is_dir() {
             walk(&path, out)?;

@@ -374,3 +374,39 @@ fn a_document_with_no_records_says_so() {
     assert!(!stderr.contains("(no value)"), "{stderr}");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn a_claude_code_project_folder_links_each_subagent_to_its_parent_call() {
+    // ~/.claude/projects/<dir>/ as Claude Code lays it out, plus a file that is not a trace.
+    let session = "7d3f6a52-1c9e-4b8a-9f21-5e0c7b4d2a10";
+    let dir = std::env::temp_dir().join(format!("memlens-project-{}", std::process::id()));
+    let subagents = dir.join(session).join("subagents");
+    std::fs::create_dir_all(&subagents).expect("temp dir");
+    std::fs::copy(
+        fixture("claude-code/session.jsonl"),
+        dir.join(format!("{session}.jsonl")),
+    )
+    .expect("copy session");
+    std::fs::copy(
+        fixture("claude-code/agent-a7c31f2.jsonl"),
+        subagents.join("agent-a7c31f2.jsonl"),
+    )
+    .expect("copy subagent");
+    std::fs::write(dir.join("notes.txt"), "not a trace").expect("write");
+    let o = memlens(&["inspect", "--json", dir.to_str().expect("utf-8")]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let traces = v["traces"].as_array().expect("traces");
+    assert_eq!(
+        traces.len(),
+        2,
+        "the session and its subagent, not notes.txt"
+    );
+    assert_eq!(traces[0]["id"], session);
+    let human = stdout(&memlens(&["inspect", dir.to_str().expect("utf-8")]));
+    assert!(
+        human.contains(&format!("started by {session} call 1")),
+        "{human}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -88,6 +88,21 @@ pub enum Part {
     },
 }
 
+impl Part {
+    /// The text of content parts as one string, one part a line: text and other parts' text;
+    /// tool calls and results, and reasoning, are left out (a tool result's own content parts).
+    pub fn joined_text(parts: Vec<Part>) -> String {
+        parts
+            .into_iter()
+            .filter_map(|p| match p {
+                Part::Text(t) | Part::Other { text: t, .. } => Some(t),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
 /// A chat message in normalized form.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Message {

@@ -742,14 +742,7 @@ fn content_parts(content: &Value) -> Vec<Part> {
 /// A tool output: a string, content items, or the older `{content, success}` object.
 fn output_text(output: &Value) -> String {
     match output {
-        Value::Array(_) => content_parts(output)
-            .into_iter()
-            .map(|p| match p {
-                Part::Text(t) | Part::Other { text: t, .. } => t,
-                _ => String::new(),
-            })
-            .collect::<Vec<_>>()
-            .join("\n"),
+        Value::Array(_) => Part::joined_text(content_parts(output)),
         Value::Object(_) => match output.get("content") {
             Some(content) => output_text(content),
             None => output.to_string(),

@@ -383,14 +383,7 @@ fn content_parts(content: &Value, location: Location, cx: &mut Context<'_>) -> V
 /// Text of a tool result's content (string or parts).
 fn content_text(content: &Value, location: Location, cx: &mut Context<'_>) -> String {
     match content {
-        Value::Array(_) => content_parts(content, location, cx)
-            .into_iter()
-            .map(|p| match p {
-                Part::Text(t) | Part::Other { text: t, .. } => t,
-                _ => String::new(),
-            })
-            .collect::<Vec<_>>()
-            .join("\n"),
+        Value::Array(_) => Part::joined_text(content_parts(content, location, cx)),
         other => as_text(other),
     }
 }

@@ -696,15 +696,9 @@ fn content_blocks(blocks: &[Value]) -> Option<Vec<Part>> {
                 id: text_of(b, "tool_use_id"),
                 name: None,
                 content: match b.get("content") {
-                    Some(Value::Array(inner)) => content_blocks(inner)
-                        .unwrap_or_default()
-                        .into_iter()
-                        .map(|p| match p {
-                            Part::Text(t) | Part::Other { text: t, .. } => t,
-                            _ => String::new(),
-                        })
-                        .collect::<Vec<_>>()
-                        .join("\n"),
+                    Some(Value::Array(inner)) => {
+                        Part::joined_text(content_blocks(inner).unwrap_or_default())
+                    }
                     Some(other) => as_text(other),
                     None => String::new(),
                 },
