@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { launch, open, cli, int, shot, ROOT, MEMLENS } from './helpers.mjs';
@@ -128,6 +128,44 @@ test('export: the native format, redacted exactly as memlens convert --redact', 
   assert.notEqual(raw.text, safe.text);
   // The loaded trace itself was not redacted by the export.
   assert.equal(await page.textContent('#k-total'), int(cli('inspect', SECRETS, '--json').traces[0].tokens.total));
+  assert.deepEqual(state.network(), []);
+  await page.close();
+});
+
+// Every fixture and real file of the new formats opens in the page as the CLI reads it: same
+// format, same traces, same warnings count (the importers are one crate for both).
+test('every new-format fixture and real file: the page reads what the CLI reads', async () => {
+  const formats = ['claude-code', 'codex', 'gemini-cli', 'openhands', 'swe-agent', 'mini-swe-agent',
+    'openinference', 'langfuse', 'langsmith'];
+  const files = [];
+  for (const format of formats) {
+    for (const base of [path.join(ROOT, 'tests/fixtures', format), path.join(ROOT, 'tests/fixtures/real', format)]) {
+      let names = [];
+      try { names = readdirSync(base); } catch { continue; }
+      for (const name of names.sort()) {
+        if (!name.endsWith('.md') && !name.startsWith('error-')) files.push([format, path.join(base, name)]);
+      }
+    }
+  }
+  assert.ok(files.length >= 40, `${files.length} files`);
+  const { page, state } = await open(browser);
+  state.watch();
+  for (const [format, file] of files) {
+    const ref = cli('inspect', file, '--json');
+    await page.setInputFiles('#file-input', file);
+    // The badge shows the new file's name and format once the worker has loaded it.
+    await page.waitForFunction(([name, format]) => {
+      const badge = document.querySelector('#file-badge');
+      return badge?.querySelector('b')?.textContent === name && badge.textContent.includes(` · ${format} · `)
+        && !document.querySelector('#progress');
+    }, [path.basename(file), format]);
+    const badge = await page.textContent('#file-badge');
+    assert.match(badge, new RegExp(` · ${format} · `), file);
+    assert.equal(await page.textContent('#trace-count'), String(ref.traces.length), file);
+    const warnings = ref.warning_count > 0 ? `${ref.warning_count} warning(s)` : null;
+    if (warnings) assert.ok(badge.includes(warnings), `${file}: ${badge}`);
+    if (await page.locator('#picker').count()) await page.keyboard.press('Escape');
+  }
   assert.deepEqual(state.network(), []);
   await page.close();
 });
