@@ -61,11 +61,12 @@
 
 use crate::anthropic::{parse_message, parse_usage};
 use crate::document::Document;
+use crate::error::source_pos;
 use crate::error::{ImportError, Location};
 use crate::json::{str_at, type_name, u64_at};
 use crate::{Context, Importer};
 use memlens_core::builder::{CallInfo, CompactionInfo, Message, Part, Role, TraceBuilder};
-use memlens_core::{Category, SourcePos, Trace, TraceLink, Usage};
+use memlens_core::{Category, Trace, TraceLink, Usage};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -427,13 +428,6 @@ fn system_content(record: &Value, location: Location) -> Content {
         source: Some(source_pos(location)),
         ..CompactionInfo::default()
     })
-}
-
-fn source_pos(location: Location) -> SourcePos {
-    SourcePos {
-        line: location.line.unwrap_or(0) as u32,
-        record: location.record.unwrap_or(0) as u32,
-    }
 }
 
 /// Lines of one subagent.

@@ -49,6 +49,7 @@
 //!   `session_meta.source.subagent.thread_spawn.parent_thread_id` becomes [`Trace::parent`].
 
 use crate::document::Document;
+use crate::error::source_pos;
 use crate::error::{ImportError, Location};
 use crate::json::{array_at, as_text, str_at, type_name, u64_at};
 use crate::{Context, Importer};
@@ -107,13 +108,6 @@ impl Importer for Codex {
             return Ok(Vec::new());
         }
         Ok(vec![rollout.finish(cx)])
-    }
-}
-
-fn source_pos(location: Location) -> SourcePos {
-    SourcePos {
-        line: location.line.unwrap_or(0) as u32,
-        record: location.record.unwrap_or(0) as u32,
     }
 }
 

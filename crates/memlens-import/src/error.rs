@@ -65,6 +65,16 @@ pub struct Location {
     pub record: Option<usize>,
 }
 
+/// Where a chunk came from, for the trace model (0 where the line or record is unknown; past
+/// `u32::MAX` saturates).
+pub(crate) fn source_pos(location: Location) -> memlens_core::SourcePos {
+    let narrow = |n: Option<usize>| u32::try_from(n.unwrap_or(0)).unwrap_or(u32::MAX);
+    memlens_core::SourcePos {
+        line: narrow(location.line),
+        record: narrow(location.record),
+    }
+}
+
 impl Location {
     /// Record `record` at `line` (lines are known for JSON Lines).
     pub fn record(record: usize, line: Option<usize>) -> Location {

@@ -41,11 +41,12 @@
 
 use crate::codex::{Entry, EntryKind, History};
 use crate::document::Document;
+use crate::error::source_pos;
 use crate::error::{ImportError, Location};
 use crate::json::{array_at, as_text, str_at, type_name, u64_at};
 use crate::{Context, Importer};
 use memlens_core::builder::{CallInfo, CompactionInfo, Message, Part, Role};
-use memlens_core::{Category, ChunkId, SourcePos, Trace, Usage};
+use memlens_core::{Category, ChunkId, Trace, Usage};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 
@@ -190,13 +191,6 @@ struct Replay {
 /// The key of the entry holding a model message's tool results.
 fn results_key(id: &str) -> String {
     format!("{id}#results")
-}
-
-fn source_pos(location: Location) -> SourcePos {
-    SourcePos {
-        line: location.line.unwrap_or(0) as u32,
-        record: location.record.unwrap_or(0) as u32,
-    }
 }
 
 impl Replay {

@@ -35,13 +35,13 @@
 //! subtracted from `input` / `output`, so the keys add up to `total`).
 
 use crate::document::Document;
+use crate::error::source_pos;
 use crate::error::{ImportError, Location};
 use crate::json::{array_at, as_text, as_u64, str_at, type_name, u64_at};
 use crate::langsmith::{
     in_group_order, iso_latency_ms, iso_micros, payload_messages, provider_usage, ToolTimings,
 };
 use crate::logs::{build_traces, LoggedCall};
-use crate::otel::source_pos;
 use crate::{Context, Importer};
 use memlens_core::builder::CallInfo;
 use memlens_core::{Trace, Usage};

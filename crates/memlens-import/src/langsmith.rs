@@ -39,10 +39,10 @@
 //! here are shared with the Langfuse and OpenInference importers, which store the same payloads.
 
 use crate::document::Document;
+use crate::error::source_pos;
 use crate::error::{ImportError, Location};
 use crate::json::{array_at, as_text, str_at, type_name, u64_at};
 use crate::logs::{build_traces, LoggedCall};
-use crate::otel::source_pos;
 use crate::{anthropic, openai, Context, Importer};
 use memlens_core::builder::CallInfo;
 use memlens_core::{Category, Trace, Usage};

@@ -5,12 +5,13 @@
 //! and `reasoning_content`.
 
 use crate::document::Document;
+use crate::error::source_pos;
 use crate::error::{ImportError, Location};
 use crate::json::{array_at, as_text, str_at, type_name, u64_at};
 use crate::logs::{build_traces, LoggedCall};
 use crate::{Context, Importer};
 use memlens_core::builder::{CallInfo, Message, Part, Role, TraceBuilder};
-use memlens_core::{SourcePos, Trace, Usage};
+use memlens_core::{Trace, Usage};
 use serde_json::Value;
 
 /// The OpenAI Chat Completions importer.
@@ -125,13 +126,6 @@ pub fn import_records(
     }
     traces.extend(build_traces(calls, format, cx));
     Ok(traces)
-}
-
-fn source_pos(location: Location) -> SourcePos {
-    SourcePos {
-        line: location.line.unwrap_or(0) as u32,
-        record: location.record.unwrap_or(0) as u32,
-    }
 }
 
 fn time_field(v: &Value, keys: &[&str]) -> Option<String> {

@@ -49,12 +49,13 @@
 mod sdk;
 
 use crate::document::Document;
+use crate::error::source_pos;
 use crate::error::{ImportError, Location};
 use crate::json::{array_at, as_text, scalar_text, str_at, type_name, u64_at};
 use crate::openai::{parse_message, tool_definitions};
 use crate::{Context, Importer};
 use memlens_core::builder::{CallInfo, CompactionInfo, Message, Part, Role, TraceBuilder};
-use memlens_core::{Category, ChunkId, SourcePos, Trace, Usage};
+use memlens_core::{Category, ChunkId, Trace, Usage};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 
@@ -824,13 +825,6 @@ fn token_usage(u: &Value) -> Usage {
         cache_read_tokens: u64_at(u, "cache_read_tokens"),
         cache_write_tokens: u64_at(u, "cache_write_tokens"),
         reasoning_tokens: u64_at(u, "reasoning_tokens"),
-    }
-}
-
-fn source_pos(location: Location) -> SourcePos {
-    SourcePos {
-        line: location.line.unwrap_or(0) as u32,
-        record: location.record.unwrap_or(0) as u32,
     }
 }
 

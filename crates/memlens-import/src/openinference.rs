@@ -38,12 +38,13 @@
 //! `ToolAttributes`, `OpenInferenceSpanKindValues`).
 
 use crate::document::Document;
+use crate::error::source_pos;
 use crate::error::{ImportError, Location};
 use crate::json::{array_at, as_text, str_at};
 use crate::langsmith::{in_group_order, payload_messages, ToolTimings};
 use crate::logs::{build_traces, LoggedCall};
 use crate::openai;
-use crate::otel::{collect_spans, is_export, loose_content, source_pos, Span};
+use crate::otel::{collect_spans, is_export, loose_content, Span};
 use crate::{Context, Importer};
 use memlens_core::builder::{CallInfo, Message, Part, Role};
 use memlens_core::{Trace, Usage};

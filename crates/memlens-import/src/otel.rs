@@ -19,12 +19,13 @@
 //! Other spans (HTTP, database, agent wrappers) are ignored.
 
 use crate::document::Document;
+use crate::error::source_pos;
 use crate::error::{ImportError, Location};
 use crate::json::{array_at, as_text, as_u64, str_at, type_name};
 use crate::logs::{build_traces, LoggedCall};
 use crate::{Context, Importer};
 use memlens_core::builder::{CallInfo, Message, Part, Role};
-use memlens_core::{Category, SourcePos, Trace, Usage};
+use memlens_core::{Category, Trace, Usage};
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, HashMap};
 
@@ -879,13 +880,6 @@ fn span_usage(span: &Span) -> Usage {
             "gen_ai.usage.reasoning_tokens",
             "gen_ai.usage.output_tokens_details.reasoning_tokens",
         ]),
-    }
-}
-
-pub(crate) fn source_pos(location: Location) -> SourcePos {
-    SourcePos {
-        line: location.line.unwrap_or(0) as u32,
-        record: location.record.unwrap_or(0) as u32,
     }
 }
 
