@@ -1,6 +1,9 @@
 // Types of the `memlens` package. Hand-written; kept in step with crates/memlens-wasm.
 
-/** Built-in policies (see docs/policies.md in the repository). */
+/**
+ * Built-in policies (see docs/policies.md in the repository); the package's tests check this list
+ * against `builtinPolicies()`. `oracle` is for replays only: `new MemoryPool` refuses it.
+ */
 export type PolicyName =
   | "keep-all"
   | "window"

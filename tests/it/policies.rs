@@ -4,7 +4,7 @@
 use memlens_core::builder::{Message, Part, TraceBuilder};
 use memlens_core::cost::PriceTable;
 use memlens_core::policy::validate::check;
-use memlens_core::policy::{Engine, EngineOptions, PolicyConfig};
+use memlens_core::policy::{Engine, EngineOptions, PolicyConfig, Strategy as PolicyStrategy};
 use memlens_core::simulate::simulate;
 use memlens_core::tokens::{count_trace, TokenCounter};
 use memlens_core::{Category, Trace};
@@ -104,26 +104,61 @@ fn build(steps: &[Step]) -> Trace {
     trace
 }
 
-const MEMLENS_POLICIES: &[&str] = &[
-    "keep-all",
-    "window",
-    "value",
-    "value-compress",
-    "value-offload",
-    "oracle",
-];
+/// MemLens' own built-in policies (those whose strategy repairs invariants), from the one list
+/// of built-ins: a policy added there is property-tested without editing this file.
+fn memlens_policies() -> Vec<&'static str> {
+    memlens_core::policy::BUILTIN
+        .iter()
+        .copied()
+        .filter(|n| {
+            PolicyConfig::builtin(n)
+                .expect("a listed built-in")
+                .strategy
+                .repairs_invariants()
+        })
+        .collect()
+}
+
+#[test]
+fn every_builtin_is_registered_named_and_documented() {
+    let docs =
+        std::fs::read_to_string(crate::root().join("docs/policies.md")).expect("docs/policies.md");
+    for name in memlens_core::policy::BUILTIN {
+        let policy = PolicyConfig::builtin(name).expect("a listed built-in");
+        assert_eq!(policy.name, *name);
+        assert!(PolicyStrategy::ALL.contains(&policy.strategy), "{name}");
+        assert!(
+            docs.contains(&format!("`{name}`")),
+            "docs/policies.md does not list `{name}`"
+        );
+    }
+    for st in PolicyStrategy::ALL {
+        // The name lists show is the name policy files use.
+        assert_eq!(
+            serde_json::to_value(st).expect("json"),
+            serde_json::Value::from(st.name())
+        );
+    }
+    let ours = memlens_policies();
+    assert!(
+        ours.contains(&"recall") && ours.contains(&"oracle"),
+        "{ours:?}"
+    );
+    assert!(!ours.contains(&"langchain-trim"), "{ours:?}");
+}
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
 
     #[test]
     fn memlens_policies_never_break_an_invariant(
         steps in prop::collection::vec(step(), 1..40),
         budget in 20u32..3000,
-        which in 0usize..6,
+        which in 0usize..64,
     ) {
         let trace = build(&steps);
-        let policy = PolicyConfig::builtin(MEMLENS_POLICIES[which]).expect("built-in");
+        let names = memlens_policies();
+        let policy = PolicyConfig::builtin(names[which % names.len()]).expect("built-in");
         let report = simulate(std::slice::from_ref(&trace), &policy, budget, &PriceTable::builtin())
             .expect("simulates");
         for call in &report.traces[0].calls {
@@ -166,9 +201,10 @@ proptest! {
     }
 
     #[test]
-    fn replays_are_deterministic(steps in prop::collection::vec(step(), 1..25), budget in 50u32..2000, which in 0usize..6) {
+    fn replays_are_deterministic(steps in prop::collection::vec(step(), 1..25), budget in 50u32..2000, which in 0usize..64) {
         let trace = build(&steps);
-        let policy = PolicyConfig::builtin(MEMLENS_POLICIES[which]).expect("built-in");
+        let names = memlens_policies();
+        let policy = PolicyConfig::builtin(names[which % names.len()]).expect("built-in");
         let a = serde_json::to_string(&simulate(std::slice::from_ref(&trace), &policy, budget, &PriceTable::builtin()).expect("sim")).expect("json");
         let b = serde_json::to_string(&simulate(std::slice::from_ref(&trace), &policy, budget, &PriceTable::builtin()).expect("sim")).expect("json");
         prop_assert_eq!(a, b);
@@ -253,16 +289,7 @@ fn tau_bench_replays_are_deterministic_and_memlens_policies_keep_every_invariant
         assert_eq!(fnv1a(&ja), fnv1a(&jb), "{name}: two replays differ");
         let t = &a.totals;
         assert_eq!(t.calls, 2454);
-        if [
-            "keep-all",
-            "window",
-            "value",
-            "value-compress",
-            "value-offload",
-            "oracle",
-        ]
-        .contains(name)
-        {
+        if memlens_policies().contains(name) {
             assert_eq!(t.violations, 0, "{name}");
         }
         if *name == "keep-all" {

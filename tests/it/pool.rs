@@ -214,6 +214,11 @@ fn bad_input_is_an_error_with_a_clear_message() {
         .err()
         .expect("needs summarizer");
     assert!(err.to_string().contains("summarizer"), "{err}");
+    // The oracle reads the future of a recorded trace: a live pool has none.
+    let err = Pool::new(opts("gpt-4o", "oracle", true))
+        .err()
+        .expect("the oracle is refused live");
+    assert!(err.to_string().contains("only for replays"), "{err}");
 
     let mut p = pool("value", 1000, false);
     for bad in [

@@ -37,6 +37,9 @@ pub enum PoolError {
     /// Options that make no sense.
     #[error("invalid options: {0}")]
     Options(String),
+    /// A policy that needs the future of the run (the hindsight oracle) asked for live.
+    #[error("policy {0:?} reads which later steps use each chunk: it exists only for replays of a recorded trace (memlens simulate / compare, the web simulator), not for a live pool")]
+    NeedsHindsight(String),
 }
 
 /// The built-in price table, parsed once: `countTokens` with a priced model checks it per call.
@@ -238,6 +241,9 @@ impl Pool {
             return Err(PoolError::Options(
                 "budget must be a positive number of tokens".into(),
             ));
+        }
+        if options.policy.strategy.needs_hindsight() {
+            return Err(PoolError::NeedsHindsight(options.policy.name.clone()));
         }
         let counter = counter_for(options.model.as_deref())?;
         if !options.summarizer {

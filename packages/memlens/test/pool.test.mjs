@@ -279,3 +279,13 @@ test("analyzeTrace reads the other new formats: SWE-agent, Codex, OpenHands, Lan
     assert.equal(a.traces[0].summary.calls, inspect[0].calls, name);
   }
 });
+
+test("the PolicyName type lists exactly the built-in policies, and the oracle is refused live", () => {
+  const dts = readFileSync(join(ROOT, "packages/memlens/index.d.ts"), "utf8");
+  const union = dts.match(/export type PolicyName =([^;]*);/);
+  assert.ok(union, "index.d.ts declares PolicyName");
+  const names = [...union[1].matchAll(/"([^"]+)"/g)].map((m) => m[1]);
+  assert.deepEqual(names, builtinPolicies());
+  assert.throws(() => new MemoryPool({ model: "gpt-4o", budget: 1000, policy: "oracle" }),
+    (e) => e instanceof Error && /only for replays/.test(e.message));
+});

@@ -5,7 +5,7 @@ use super::{ctx, Data};
 use crate::protocol::Request;
 use leptos::prelude::*;
 use memlens_core::analysis::{Fate, SimView};
-use memlens_core::policy::{PolicyConfig, BUILTIN};
+use memlens_core::policy::{PolicyConfig, Strategy, BUILTIN};
 use std::sync::Arc;
 use wasm_bindgen::JsValue;
 
@@ -174,19 +174,6 @@ fn sweep_chart(views: &[SimView]) -> impl IntoView {
     }
 }
 
-/// Strategies by their names in policy files.
-const STRATEGIES: [&str; 9] = [
-    "keep-all",
-    "window",
-    "value",
-    "oracle",
-    "langchain-trim",
-    "anthropic-clear-tool-uses",
-    "llamaindex-memory",
-    "letta-summarize",
-    "openai-keep-last-n",
-];
-
 fn opt_u32(text: &str) -> Option<u32> {
     text.trim().parse().ok()
 }
@@ -214,8 +201,8 @@ fn PolicyForm() -> impl IntoView {
                 let v = event_target_value(&ev);
                 edit(&|p| if let Ok(st) = serde_json::from_value(serde_json::Value::String(v.clone())) { p.strategy = st; });
             }>
-                {STRATEGIES.iter().map(|n| view! {
-                    <option value=*n selected=move || parsed.get().and_then(|p| serde_json::to_value(p.strategy).ok()).and_then(|v| v.as_str().map(|s| s == *n)).unwrap_or(false)>{*n}</option>
+                {Strategy::ALL.iter().map(|&st| view! {
+                    <option value=st.name() selected=move || parsed.get().is_some_and(|p| p.strategy == st)>{st.name()}</option>
                 }).collect_view()}
             </select></label>
             <label>"keep newest messages "<input id="form-recent" type="number" min="0" size="4" prop:value=get(|p| p.protect.recent_messages.to_string())

@@ -62,6 +62,51 @@ pub enum Strategy {
     OpenaiKeepLastN,
 }
 
+impl Strategy {
+    /// Every strategy, in the order lists show them.
+    pub const ALL: [Strategy; 9] = [
+        Strategy::KeepAll,
+        Strategy::Window,
+        Strategy::Value,
+        Strategy::Oracle,
+        Strategy::LangchainTrim,
+        Strategy::AnthropicClearToolUses,
+        Strategy::LlamaindexMemory,
+        Strategy::LettaSummarize,
+        Strategy::OpenaiKeepLastN,
+    ];
+
+    /// The name in policy files (`"value"`, `"langchain-trim"`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            Strategy::KeepAll => "keep-all",
+            Strategy::Window => "window",
+            Strategy::Value => "value",
+            Strategy::Oracle => "oracle",
+            Strategy::LangchainTrim => "langchain-trim",
+            Strategy::AnthropicClearToolUses => "anthropic-clear-tool-uses",
+            Strategy::LlamaindexMemory => "llamaindex-memory",
+            Strategy::LettaSummarize => "letta-summarize",
+            Strategy::OpenaiKeepLastN => "openai-keep-last-n",
+        }
+    }
+
+    /// MemLens' own strategies: their contexts are repaired to satisfy every invariant. The
+    /// incumbents are replayed faithfully, violations included, because that is what they do.
+    pub fn repairs_invariants(self) -> bool {
+        matches!(
+            self,
+            Strategy::KeepAll | Strategy::Window | Strategy::Value | Strategy::Oracle
+        )
+    }
+
+    /// True for the hindsight oracle: it reads which later steps use each chunk, so it runs
+    /// only on a recorded trace (a replay), never live.
+    pub fn needs_hindsight(self) -> bool {
+        self == Strategy::Oracle
+    }
+}
+
 /// Protection rules: protected units are never evicted or compressed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]

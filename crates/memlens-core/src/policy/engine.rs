@@ -195,15 +195,6 @@ impl std::fmt::Debug for Engine {
     }
 }
 
-/// Strategies MemLens owns: their results are repaired to satisfy every invariant. The
-/// incumbents are replayed faithfully, violations included, because that is what they would do.
-fn is_memlens(strategy: Strategy) -> bool {
-    matches!(
-        strategy,
-        Strategy::KeepAll | Strategy::Window | Strategy::Value | Strategy::Oracle
-    )
-}
-
 impl Engine {
     /// An engine for a policy. Fails only on an invalid protection pattern.
     pub fn new(
@@ -1524,6 +1515,6 @@ impl Engine {
 
     /// Whether the engine's strategy is one MemLens owns (repaired to keep every invariant).
     pub fn guarantees_invariants(&self) -> bool {
-        is_memlens(self.config.strategy)
+        self.config.strategy.repairs_invariants()
     }
 }
