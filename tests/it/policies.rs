@@ -155,10 +155,15 @@ proptest! {
         steps in prop::collection::vec(step(), 1..40),
         budget in 20u32..3000,
         which in 0usize..64,
+        threshold in prop::option::of(0.0f32..0.8),
+        cleanup in prop::option::of((0.3f32..1.0, 0.1f32..1.0)),
     ) {
         let trace = build(&steps);
         let names = memlens_policies();
-        let policy = PolicyConfig::builtin(names[which % names.len()]).expect("built-in");
+        let mut policy = PolicyConfig::builtin(names[which % names.len()]).expect("built-in");
+        // The value threshold and the cleanup threshold, on or off, over every policy.
+        policy.value_threshold = threshold;
+        policy.cleanup = cleanup.map(|(trigger, target)| memlens_core::policy::Cleanup { trigger, target });
         let report = simulate(std::slice::from_ref(&trace), &policy, budget, &PriceTable::builtin())
             .expect("simulates");
         for call in &report.traces[0].calls {
@@ -359,4 +364,148 @@ fn a_live_engine_fed_message_by_message_decides_like_the_replay() {
             assert_eq!(sent, replayed, "{name} on {}", trace.id);
         }
     }
+}
+
+/// Feeds a trace to a live engine as an agent would and returns, per call, the keys of the
+/// chunks sent (in order).
+fn contexts(trace: &Trace, policy: &PolicyConfig, budget: u32) -> Vec<Vec<String>> {
+    let mut engine = Engine::new(
+        policy.clone(),
+        EngineOptions {
+            budget,
+            input_usd_per_mtok: None,
+        },
+        TokenCounter::for_model(Some("gpt-4o")),
+    )
+    .expect("engine");
+    let mut out = Vec::new();
+    let mut next_call = 0;
+    for chunk in &trace.chunks {
+        if trace
+            .calls
+            .get(next_call)
+            .is_some_and(|c| c.output.first() == Some(&chunk.id))
+        {
+            let d = engine.context(None);
+            out.push(
+                d.chunk_ids()
+                    .map(|id| trace.chunk(id).key.clone())
+                    .collect(),
+            );
+            next_call += 1;
+        }
+        engine.add(chunk);
+    }
+    out
+}
+
+/// Values that depend on the category alone (every other weight 0), so expected contexts follow
+/// by hand: user 0.9, assistant 0.5, tool calls and results 0.1, system 1.
+fn category_only(mut policy: PolicyConfig) -> PolicyConfig {
+    let w = &mut policy.value.weights;
+    (w.recency, w.popularity, w.density, w.redundancy) = (0.0, 0.0, 0.0, 0.0);
+    (w.relevance, w.generation_cost, w.pinned, w.category) = (0.0, 0.0, 0.0, 1.0);
+    policy.value.category_weights = [
+        (Category::System, 1.0),
+        (Category::User, 0.9),
+        (Category::Assistant, 0.5),
+        (Category::ToolCall, 0.1),
+        (Category::ToolResult, 0.1),
+    ]
+    .into_iter()
+    .collect();
+    policy
+}
+
+#[test]
+fn value_threshold_drops_low_value_units_under_budget_but_not_unseen_ones() {
+    // system m0, user m1, tool call m2 + result m3 (call 0 -> call 1), assistant m4 (call 1),
+    // user m5, assistant m6 (call 2).
+    let trace = build(&[
+        Step::User(5),
+        Step::Tools(vec![8]),
+        Step::Assistant(5),
+        Step::User(5),
+        Step::Assistant(5),
+    ]);
+    let keys: Vec<&str> = trace.chunks.iter().map(|c| c.key.as_str()).collect();
+    assert_eq!(keys, ["m0", "m1", "m2", "m3", "m4", "m5", "m6"]);
+    let mut policy = category_only(PolicyConfig::builtin("window").expect("built-in"));
+    policy.value_threshold = Some(0.3);
+    // A budget nothing comes near: only the threshold acts.
+    let got = contexts(&trace, &policy, 100_000);
+    assert_eq!(
+        got,
+        [
+            vec!["m0", "m1"],
+            // The tool pair (0.1) arrived for this call: the model has not seen it, it stays.
+            vec!["m0", "m1", "m2", "m3"],
+            // Seen once, value 0.1 < 0.3: the call and its result go together; the user turn
+            // (0.9) and the assistant text (0.5) stay.
+            vec!["m0", "m1", "m4", "m5"],
+        ]
+    );
+    // Without the threshold, the same budget keeps everything.
+    policy.value_threshold = None;
+    assert_eq!(
+        contexts(&trace, &policy, 100_000)[2],
+        ["m0", "m1", "m2", "m3", "m4", "m5"]
+    );
+}
+
+#[test]
+fn cleanup_lets_the_context_grow_to_the_trigger_then_cuts_to_the_target() {
+    // Eight user/assistant exchanges of equal size, under a window policy.
+    let steps: Vec<Step> = (0..8)
+        .flat_map(|_| [Step::User(40), Step::Assistant(40)])
+        .collect();
+    let trace = build(&steps);
+    let mut policy = PolicyConfig::builtin("window").expect("built-in");
+    policy.protect.recent_messages = 0;
+    let budget = 400;
+    let plain = contexts(&trace, &policy, budget);
+    policy.cleanup = Some(memlens_core::policy::Cleanup {
+        trigger: 0.9,
+        target: 0.5,
+    });
+    let cleaned = contexts(&trace, &policy, budget);
+    let tokens = |keys: &[String]| -> u64 {
+        keys.iter()
+            .map(|k| {
+                u64::from(
+                    trace
+                        .chunks
+                        .iter()
+                        .find(|c| &c.key == k)
+                        .expect("chunk")
+                        .tokens,
+                )
+            })
+            .sum::<u64>()
+    };
+    let mut cuts = 0;
+    for (i, ctx) in cleaned.iter().enumerate() {
+        let t = tokens(ctx);
+        assert!(t <= u64::from(budget), "call {i}: {t} tokens");
+        if i > 0 {
+            let before = &cleaned[i - 1];
+            // Either the previous context is still the prefix (it grew, the cache holds) ...
+            let grew = ctx.starts_with(before);
+            // ... or it was cut back to at most half the budget (plus the newest message).
+            if !grew {
+                cuts += 1;
+                let newest = tokens(&ctx[ctx.len() - 1..]);
+                assert!(t <= u64::from(budget) / 2 + newest, "call {i}: cut to {t}");
+            }
+        }
+    }
+    assert!(cuts >= 1, "{cleaned:?}");
+    // The plain window evicts at every call once full; cleanup keeps more calls' prefixes.
+    let changed = |cs: &[Vec<String>]| cs.windows(2).filter(|w| !w[1].starts_with(&w[0])).count();
+    assert!(
+        changed(&cleaned) < changed(&plain),
+        "{} vs {}",
+        changed(&cleaned),
+        changed(&plain)
+    );
 }

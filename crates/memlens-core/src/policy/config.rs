@@ -298,6 +298,26 @@ impl Default for LlamaindexMemory {
     }
 }
 
+/// When eviction starts and where it stops, as shares of the budget (see
+/// [`PolicyConfig::cleanup`]).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Cleanup {
+    /// Evict once the context passes this share of the budget (0 < trigger <= 1).
+    pub trigger: f32,
+    /// ... down to this share (0 < target <= trigger).
+    pub target: f32,
+}
+
+impl Default for Cleanup {
+    fn default() -> Self {
+        Cleanup {
+            trigger: 0.8,
+            target: 0.6,
+        }
+    }
+}
+
 /// Letta-style summarization parameters.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -334,6 +354,15 @@ pub struct PolicyConfig {
     pub compress: Compress,
     /// Offload + retrieval (off when absent).
     pub offload: Option<Offload>,
+    /// Window and value strategies: at every call, evict (drop, or archive with offload) each
+    /// unprotected unit whose value is below this, also under budget. A unit's value is its most
+    /// valuable member's; what the model has not seen yet (added since the last call) is exempt.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value_threshold: Option<f32>,
+    /// Window and value strategies: act only once the context passes `trigger` x the budget,
+    /// then evict down to `target` x the budget, so the cached prefix survives most calls.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cleanup: Option<Cleanup>,
     /// Value engine settings (value strategy, eviction order, retrieval ranking).
     pub value: ValueConfig,
     /// LangChain `trim_messages` parameters.
@@ -360,6 +389,8 @@ impl Default for PolicyConfig {
             max_age_calls: None,
             compress: Compress::default(),
             offload: None,
+            value_threshold: None,
+            cleanup: None,
             value: ValueConfig::default(),
             langchain: LangchainTrim::default(),
             anthropic: AnthropicClearToolUses::default(),

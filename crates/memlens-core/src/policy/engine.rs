@@ -380,9 +380,16 @@ impl Engine {
     /// Queues value-engine and detector work; the value strategy does it at once.
     fn defer(&mut self, work: Deferred) {
         self.backlog.push(work);
-        if self.config.strategy == Strategy::Value {
+        if self.reads_values() {
             self.catch_up();
         }
+    }
+
+    /// Whether deciding reads chunk values (then the value work is done as chunks arrive).
+    fn reads_values(&self) -> bool {
+        self.config.strategy == Strategy::Value
+            || (self.config.value_threshold.is_some()
+                && matches!(self.config.strategy, Strategy::Window | Strategy::Value))
     }
 
     /// Does the queued work, in order: exactly what adding and detecting eagerly would have done.
@@ -474,6 +481,7 @@ impl Engine {
                     .map_or(0, |o| (budget as f32 * o.reserve.clamp(0.0, 0.9)) as u32);
                 self.age_and_quotas(&mut d);
                 self.clear_old_tool_results(&mut d);
+                self.evict_below_threshold(&query, &mut d);
                 self.evict_to(budget.saturating_sub(reserve), &query, &mut d);
                 self.start_on_user(&mut d);
                 if self.config.offload.is_some() {
@@ -831,12 +839,58 @@ impl Engine {
         }
     }
 
+    /// The value threshold: every unprotected unit the model has seen whose most valuable
+    /// member is below it goes, under budget or not.
+    fn evict_below_threshold(&mut self, query: &str, d: &mut Decision) {
+        let Some(threshold) = self.config.value_threshold else {
+            return;
+        };
+        let units: Vec<Vec<usize>> = self
+            .active_units()
+            .into_iter()
+            .map(|(_, m)| m)
+            .filter(|m| !self.unit_protected(m))
+            // Not yet seen by the model: it was added for this very call.
+            .filter(|m| m.iter().all(|&i| self.items[i].added_call < self.call))
+            .collect();
+        if units.is_empty() {
+            return;
+        }
+        self.catch_up();
+        let ids: Vec<ChunkId> = units
+            .iter()
+            .flat_map(|m| m.iter().map(|&i| self.items[i].chunk.id))
+            .collect();
+        let values =
+            self.value
+                .values(&ids, self.call, None, Some(query).filter(|q| !q.is_empty()));
+        let mut values = values.into_iter();
+        for members in units {
+            let best = members
+                .iter()
+                .map(|_| values.next().unwrap_or(0.0))
+                .fold(0.0f32, f32::max);
+            if best < threshold {
+                self.evict_unit(&members, d);
+            }
+        }
+    }
+
     fn evict_to(&mut self, limit: u32, query: &str, d: &mut Decision) {
         if let Some(max) = self.config.max_messages {
             self.window_messages(max, d);
         }
         let mut total = self.active_tokens();
-        let limit = u64::from(limit);
+        let mut limit = u64::from(limit);
+        if let Some(cleanup) = self.config.cleanup {
+            // Between cleanups the context only grows (the cached prefix stays intact); past the
+            // trigger it is cut back to the target.
+            let share = |s: f32| (limit as f64 * f64::from(s.clamp(0.01, 1.0))) as u64;
+            if total <= share(cleanup.trigger) {
+                return;
+            }
+            limit = share(cleanup.target.min(cleanup.trigger));
+        }
         if total <= limit || self.config.strategy == Strategy::KeepAll {
             return;
         }

@@ -6,5 +6,5 @@ pub mod config;
 pub mod engine;
 pub mod validate;
 
-pub use config::{PolicyConfig, PolicyError, Strategy, BUILTIN};
+pub use config::{Cleanup, PolicyConfig, PolicyError, Strategy, BUILTIN};
 pub use engine::{ContextEntry, Decision, Engine, EngineOptions, EntryForm};
