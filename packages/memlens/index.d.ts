@@ -38,6 +38,10 @@ export interface PolicyObject {
   name?: string;
   strategy?: "keep-all" | "window" | "value" | "oracle" | "langchain-trim" | "anthropic-clear-tool-uses"
     | "llamaindex-memory" | "letta-summarize" | "openai-keep-last-n";
+  /** Window/value: evict what is worth less than this at every call, also under budget. */
+  value_threshold?: number;
+  /** Window/value: no eviction until the context passes `trigger` x budget, then down to `target` x budget. */
+  cleanup?: { trigger: number; target: number };
   [setting: string]: unknown;
 }
 

@@ -60,8 +60,17 @@ test('TOML edit, form edit and export replay like the CLI', async () => {
   await page.fill('#form-recent', '3');
   await page.press('#form-recent', 'Tab');
   await page.check('#form-dedupe');
+  // The thresholds: a value threshold and a cleanup at 90% of the budget down to 60%.
+  await page.fill('#form-threshold', '0.3');
+  await page.press('#form-threshold', 'Tab');
+  await page.fill('#form-cleanup-trigger', '0.9');
+  await page.press('#form-cleanup-trigger', 'Tab');
+  await page.fill('#form-cleanup-target', '0.6');
+  await page.press('#form-cleanup-target', 'Tab');
   const text = await page.inputValue('#policy-text');
   const edited = JSON.parse(text);
+  assert.equal(edited.value_threshold, 0.3);
+  assert.deepEqual(edited.cleanup, { trigger: 0.9, target: 0.6 });
   assert.equal(edited.protect.recent_messages, 3);
   assert.equal(edited.compress.dedupe, true);
   assert.equal(edited.compress.clear_tool_results_after, 2);

@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { MemoryPool, countTokens, analyzeTrace, builtinPolicies, policyConfig } from "memlens";
 
@@ -288,4 +288,24 @@ test("the PolicyName type lists exactly the built-in policies, and the oracle is
   assert.deepEqual(names, builtinPolicies());
   assert.throws(() => new MemoryPool({ model: "gpt-4o", budget: 1000, policy: "oracle" }),
     (e) => e instanceof Error && /only for replays/.test(e.message));
+});
+
+test("a policy object with the thresholds decides like memlens simulate with the same policy file", () => {
+  const policy = { ...policyConfig("value-compress"), name: "lean", value_threshold: 0.35, cleanup: { trigger: 0.95, target: 0.8 } };
+  const file = join(process.cwd(), "lean-policy.json");
+  writeFileSync(file, JSON.stringify(policy));
+  const sim = cli("simulate", TAU, "--model", "gpt-4o", "--budget", "4000", "--policy", file, "--json");
+  tau.slice(0, 15).forEach((record, i) => {
+    const pool = new MemoryPool({ model: "gpt-4o", budget: 4000, policy });
+    const sent = [];
+    for (const m of record.traj) {
+      if (m.role === "assistant") {
+        pool.context();
+        sent.push(pool.lastContext.tokens);
+      }
+      pool.add(m);
+    }
+    assert.deepEqual(sent, sim.traces[i].calls.map((c) => c.input_tokens), `trajectory ${i}`);
+    pool.free();
+  });
 });

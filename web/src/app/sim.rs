@@ -5,7 +5,7 @@ use super::{ctx, Data};
 use crate::protocol::Request;
 use leptos::prelude::*;
 use memlens_core::analysis::{Fate, SimView};
-use memlens_core::policy::{PolicyConfig, Strategy, BUILTIN};
+use memlens_core::policy::{Cleanup, PolicyConfig, Strategy, BUILTIN};
 use std::sync::Arc;
 use wasm_bindgen::JsValue;
 
@@ -178,6 +178,14 @@ fn opt_u32(text: &str) -> Option<u32> {
     text.trim().parse().ok()
 }
 
+/// A share or a value in `(0, 1]` from a form field (empty or out of range: none).
+fn opt_f32(text: &str) -> Option<f32> {
+    text.trim()
+        .parse::<f32>()
+        .ok()
+        .filter(|v| v.is_finite() && *v > 0.0 && *v <= 1.0)
+}
+
 /// The policy form: the main fields of the policy in the text box, edited in place (the text
 /// becomes JSON).
 #[component]
@@ -221,6 +229,12 @@ fn PolicyForm() -> impl IntoView {
                 on:change=move |ev| { let v = opt_u32(&event_target_value(&ev)); edit(&|p| p.compress.clear_tool_results_after = v); }/></label>
             <label><input id="form-summary" type="checkbox" prop:checked=flag(|p| p.compress.summary.is_some())
                 on:change=move |ev| { let on = event_target_checked(&ev); edit(&|p| p.compress.summary = on.then(Default::default)); }/>" summarize evicted spans"</label>
+            <label title="Window/value: evict what is worth less than this at every call, also under budget">"value threshold "<input id="form-threshold" type="number" min="0" max="1" step="0.01" size="4" placeholder="none" prop:value=get(|p| p.value_threshold.map(|v| v.to_string()).unwrap_or_default())
+                on:change=move |ev| { let v = opt_f32(&event_target_value(&ev)); edit(&|p| p.value_threshold = v); }/></label>
+            <label title="Window/value: no eviction until the context passes this share of the budget, then down to the target share (the cached prefix survives the calls between)">"cleanup at "<input id="form-cleanup-trigger" type="number" min="0.05" max="1" step="0.05" size="4" placeholder="off" prop:value=get(|p| p.cleanup.map(|c| c.trigger.to_string()).unwrap_or_default())
+                on:change=move |ev| { let v = opt_f32(&event_target_value(&ev)); edit(&|p| p.cleanup = v.map(|trigger| Cleanup { trigger, target: p.cleanup.map_or(Cleanup::default().target.min(trigger), |c| c.target.min(trigger)) })); }/>
+                " of the budget, down to "<input id="form-cleanup-target" type="number" min="0.05" max="1" step="0.05" size="4" placeholder="–" prop:value=get(|p| p.cleanup.map(|c| c.target.to_string()).unwrap_or_default())
+                on:change=move |ev| { let v = opt_f32(&event_target_value(&ev)); edit(&|p| if let (Some(c), Some(target)) = (p.cleanup.as_mut(), v) { c.target = target.min(c.trigger); }); }/></label>
             <label><input id="form-offload" type="checkbox" prop:checked=flag(|p| p.offload.is_some())
                 on:change=move |ev| { let on = event_target_checked(&ev); edit(&|p| p.offload = on.then(Default::default)); }/>" offload + retrieval"</label>
             {move || parsed.get().is_none().then(|| view! { <span class="muted">"(the text does not parse: fix it below)"</span> })}
