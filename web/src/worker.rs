@@ -289,14 +289,17 @@ fn answer(
                 start,
             ))
         }
-        Request::Export { redact } => {
+        Request::Export { redact: false } => Ok(Response::Exported {
+            text: memlens_import::native::write(&state.traces),
+            redaction: None,
+        }),
+        Request::Export { redact: true } => {
+            // A copy: the loaded traces stay as they are.
             let mut traces = state.traces.clone();
-            let redaction = redact.then(|| {
-                memlens_core::redact::redact_traces(&mut traces, state.model.as_deref()).describe()
-            });
+            let summary = memlens_core::redact::redact_traces(&mut traces, state.model.as_deref());
             Ok(Response::Exported {
                 text: memlens_import::native::write(&traces),
-                redaction,
+                redaction: Some(summary.describe()),
             })
         }
         Request::Analyze { trace, options } => {

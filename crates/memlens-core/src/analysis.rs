@@ -41,7 +41,7 @@ use crate::model::{Category, ChunkId, Trace, TraceLink};
 use crate::policy::compress::CompressKind;
 use crate::policy::{Engine, EngineOptions, EntryForm, PolicyConfig, PolicyError, Strategy};
 use crate::references::{detect, AccessGraph, EvidenceKind};
-use crate::report::{preview, summarize};
+use crate::report::{preview, summarize, summarize_with_graph};
 use crate::simulate::{simulate_trace, TraceSim};
 use crate::tokens::TokenCounter;
 use crate::value::{score_trace, Factors, ValueConfig, ValueEngine, Weights};
@@ -263,10 +263,10 @@ pub struct Analysis {
 
 /// Analyzes a counted trace (see the module docs).
 pub fn analyze(trace: &Trace, prices: &PriceTable, options: &AnalysisOptions) -> Analysis {
-    let mut summary = summarize(trace, prices, 0);
+    let graph = detect(trace);
+    let mut summary = summarize_with_graph(trace, prices, 0, Some(&graph));
     let summary_compactions = std::mem::take(&mut summary.compactions);
     let cost = trace_cost(trace, prices);
-    let graph = detect(trace);
     let n_calls = trace.calls.len() as u32;
     let n = trace.chunks.len();
 

@@ -3,6 +3,7 @@
 use crate::compaction::{compaction_reports, CompactionReport};
 use crate::cost::{trace_cost, CallCost, PriceTable};
 use crate::model::{Category, Trace};
+use crate::references::AccessGraph;
 use crate::tokens::encoding_for_model;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -97,6 +98,19 @@ pub const UNRECORDED_ATTRIBUTE: &str = "unrecorded";
 
 /// Summarizes a counted trace. `top` is how many top chunks to list.
 pub fn summarize(trace: &Trace, prices: &PriceTable, top: usize) -> TraceSummary {
+    // The access graph is only needed for the compactions' later misses.
+    let graph = (!trace.compactions.is_empty()).then(|| crate::references::detect(trace));
+    summarize_with_graph(trace, prices, top, graph.as_ref())
+}
+
+/// [`summarize`] with the trace's access graph already built (`None`: compactions not reported),
+/// for callers that need the graph too.
+pub(crate) fn summarize_with_graph(
+    trace: &Trace,
+    prices: &PriceTable,
+    top: usize,
+    graph: Option<&AccessGraph>,
+) -> TraceSummary {
     let cost = trace_cost(trace, prices);
     let choice = encoding_for_model(trace.main_model());
     let mut by_category = BTreeMap::new();
@@ -182,11 +196,7 @@ pub fn summarize(trace: &Trace, prices: &PriceTable, top: usize) -> TraceSummary
         ),
         calls_detail: cost.calls,
         top_chunks,
-        compactions: if trace.compactions.is_empty() {
-            Vec::new()
-        } else {
-            compaction_reports(trace, &crate::references::detect(trace))
-        },
+        compactions: graph.map_or_else(Vec::new, |g| compaction_reports(trace, g)),
     }
 }
 
