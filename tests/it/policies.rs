@@ -4,7 +4,7 @@
 use memlens_core::builder::{Message, Part, TraceBuilder};
 use memlens_core::cost::PriceTable;
 use memlens_core::policy::validate::check;
-use memlens_core::policy::{Engine, EngineOptions, PolicyConfig, Strategy as PolicyStrategy};
+use memlens_core::policy::{Engine, EngineOptions, PolicyConfig, StrategyKind as PolicyStrategy};
 use memlens_core::simulate::simulate;
 use memlens_core::tokens::{count_trace, TokenCounter};
 use memlens_core::{Category, Trace};

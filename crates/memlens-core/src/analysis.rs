@@ -39,14 +39,14 @@ use crate::compaction::CompactionReport;
 use crate::cost::{trace_cost, PriceTable};
 use crate::model::{Category, ChunkId, Trace, TraceLink};
 use crate::policy::compress::CompressKind;
-use crate::policy::{Engine, EngineOptions, EntryForm, PolicyConfig, PolicyError, Strategy};
+use crate::policy::{Decision, EntryForm, PolicyConfig, PolicyError};
 use crate::references::{detect, AccessGraph, EvidenceKind};
 use crate::report::{preview, summarize, summarize_with_graph};
 use crate::simulate::{simulate_trace, TraceSim};
-use crate::tokens::TokenCounter;
 use crate::value::{score_trace, Factors, ValueConfig, ValueEngine, Weights};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
+use std::ops::ControlFlow;
 
 /// What the caller may set.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -731,110 +731,95 @@ pub fn context_at(
     if call as usize >= trace.calls.len() {
         return Ok(None);
     }
-    let model = trace.main_model();
-    let price = model.and_then(|m| prices.lookup(m)).map(|(_, p)| p.clone());
-    let mut engine = Engine::new(
-        policy.clone(),
-        EngineOptions {
-            budget,
-            input_usd_per_mtok: price.as_ref().and_then(|p| p.input),
+    let mut diff = None;
+    let mut position = 0u32;
+    crate::simulate::replay(
+        trace,
+        graph,
+        policy,
+        budget,
+        prices,
+        |recorded, decision| {
+            position += 1;
+            if position - 1 != call {
+                return ControlFlow::Continue(());
+            }
+            let input = crate::simulate::valid_ids(trace, &recorded.input);
+            diff = Some(context_diff(trace, &input, call, decision));
+            ControlFlow::Break(())
         },
-        TokenCounter::for_model(model),
     )?;
-    if policy.strategy == Strategy::Oracle {
-        let mut future: HashMap<ChunkId, Vec<u32>> = HashMap::new();
-        for chunk in &trace.chunks {
-            let uses = graph.uses_of(chunk.id);
-            if !uses.is_empty() {
-                future.insert(chunk.id, uses.to_vec());
-            }
+    Ok(diff)
+}
+
+/// Every chunk of the recorded input with its fate in `decision`, then the entries the policy
+/// added.
+fn context_diff(trace: &Trace, input: &[ChunkId], call: u32, decision: &Decision) -> ContextDiff {
+    let mut sent: HashMap<ChunkId, usize> = HashMap::new();
+    for (k, e) in decision.entries.iter().enumerate() {
+        if let Some(id) = e.chunk {
+            sent.entry(id).or_insert(k);
         }
-        engine.set_future(future);
     }
-    for (i, recorded) in trace.calls.iter().enumerate().take(call as usize + 1) {
-        let input: Vec<ChunkId> = recorded
-            .input
-            .iter()
-            .copied()
-            .filter(|id| id.index() < trace.chunks.len())
-            .collect();
-        for &id in &input {
-            if !engine.contains(id) {
-                engine.add(trace.chunk(id));
-            }
-        }
-        engine.retain(&input);
-        let decision = engine.context(None);
-        if i as u32 != call {
-            continue;
-        }
-        let mut sent: HashMap<ChunkId, usize> = HashMap::new();
-        for (k, e) in decision.entries.iter().enumerate() {
-            if let Some(id) = e.chunk {
-                sent.entry(id).or_insert(k);
-            }
-        }
-        let mut lines = Vec::new();
-        for &id in &input {
-            let tokens = trace.chunk(id).tokens;
-            let line = match sent.remove(&id).and_then(|k| decision.entries.get(k)) {
-                None => DiffLine {
-                    chunk: Some(id.0),
-                    fate: Fate::Dropped,
-                    tokens,
-                    sent_tokens: 0,
-                    compression: None,
-                    text: None,
-                },
-                Some(e) => {
-                    let (fate, compression) = match &e.form {
-                        EntryForm::Compressed { kind } => {
-                            (Fate::Compressed, Some(compress_name(*kind).to_string()))
-                        }
-                        EntryForm::Retrieved => (Fate::Retrieved, None),
-                        _ => (Fate::Kept, None),
-                    };
-                    DiffLine {
-                        chunk: Some(id.0),
-                        fate,
-                        tokens,
-                        sent_tokens: e.tokens,
-                        compression,
-                        text: e.text.clone(),
+    let mut lines = Vec::new();
+    for &id in input {
+        let tokens = trace.chunk(id).tokens;
+        let line = match sent.remove(&id).and_then(|k| decision.entries.get(k)) {
+            None => DiffLine {
+                chunk: Some(id.0),
+                fate: Fate::Dropped,
+                tokens,
+                sent_tokens: 0,
+                compression: None,
+                text: None,
+            },
+            Some(e) => {
+                let (fate, compression) = match &e.form {
+                    EntryForm::Compressed { kind } => {
+                        (Fate::Compressed, Some(compress_name(*kind).to_string()))
                     }
-                }
-            };
-            lines.push(line);
-        }
-        for e in &decision.entries {
-            let extra = match e.chunk {
-                None => true,
-                Some(id) => sent.contains_key(&id),
-            };
-            if extra {
-                lines.push(DiffLine {
-                    chunk: e.chunk.map(|c| c.0),
-                    fate: if e.chunk.is_some() {
-                        Fate::Retrieved
-                    } else {
-                        Fate::Compressed
-                    },
-                    tokens: 0,
+                    EntryForm::Retrieved => (Fate::Retrieved, None),
+                    _ => (Fate::Kept, None),
+                };
+                DiffLine {
+                    chunk: Some(id.0),
+                    fate,
+                    tokens,
                     sent_tokens: e.tokens,
-                    compression: e.chunk.is_none().then(|| "summary".to_string()),
+                    compression,
                     text: e.text.clone(),
-                });
+                }
             }
-        }
-        return Ok(Some(ContextDiff {
-            call,
-            tokens: decision.tokens,
-            full_tokens: decision.full_tokens,
-            over_budget: decision.over_budget,
-            lines,
-        }));
+        };
+        lines.push(line);
     }
-    Ok(None)
+    for e in &decision.entries {
+        let extra = match e.chunk {
+            None => true,
+            Some(id) => sent.contains_key(&id),
+        };
+        if extra {
+            lines.push(DiffLine {
+                chunk: e.chunk.map(|c| c.0),
+                fate: if e.chunk.is_some() {
+                    Fate::Retrieved
+                } else {
+                    Fate::Compressed
+                },
+                tokens: 0,
+                sent_tokens: e.tokens,
+                compression: e.chunk.is_none().then(|| "summary".to_string()),
+                text: e.text.clone(),
+            });
+        }
+    }
+    ContextDiff {
+        call,
+        tokens: decision.tokens,
+        full_tokens: decision.full_tokens,
+        over_budget: decision.over_budget,
+        lines,
+    }
 }
 
 fn compress_name(kind: CompressKind) -> &'static str {
@@ -851,7 +836,7 @@ mod tests {
     use super::*;
     use crate::builder::{Message, Part, TraceBuilder};
     use crate::simulate::simulate;
-    use crate::tokens::count_trace;
+    use crate::tokens::{count_trace, TokenCounter};
 
     fn tool_trace() -> Trace {
         let mut b = TraceBuilder::new("t", "example");

@@ -31,14 +31,16 @@
 //! ```
 
 use crate::cost::{shared_prefix_len, CacheModel, PriceTable};
+use crate::model::Call;
 use crate::model::{ChunkId, Trace};
 use crate::policy::validate::{check, Violation};
 use crate::policy::{
-    Decision, Engine, EngineOptions, EntryForm, PolicyConfig, PolicyError, Strategy,
+    Decision, Engine, EngineOptions, EntryForm, Hindsight, PolicyConfig, PolicyError,
 };
 use crate::references::{contains_evidence, detect, AccessGraph};
 use crate::tokens::{TokenCounter, REPLY_PRIMING_TOKENS};
 use serde::Serialize;
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 /// A later step that used content the policy had left out.
@@ -200,29 +202,13 @@ pub fn simulate_trace(
     budget: u32,
     prices: &PriceTable,
 ) -> Result<TraceSim, PolicyError> {
-    let model = trace.main_model();
-    let price = model.and_then(|m| prices.lookup(m)).map(|(_, p)| p.clone());
+    let price = trace
+        .main_model()
+        .and_then(|m| prices.lookup(m))
+        .map(|(_, p)| p.clone());
     let cache = price
         .as_ref()
         .and_then(|p| CacheModel::for_provider(p.provider.as_deref()));
-    let mut engine = Engine::new(
-        policy.clone(),
-        EngineOptions {
-            budget,
-            input_usd_per_mtok: price.as_ref().and_then(|p| p.input),
-        },
-        TokenCounter::for_model(model),
-    )?;
-    if policy.strategy == Strategy::Oracle {
-        let mut future: HashMap<ChunkId, Vec<u32>> = HashMap::new();
-        for chunk in &trace.chunks {
-            let uses = graph.uses_of(chunk.id);
-            if !uses.is_empty() {
-                future.insert(chunk.id, uses.to_vec());
-            }
-        }
-        engine.set_future(future);
-    }
     let mut calls = Vec::with_capacity(trace.calls.len());
     let mut totals = Totals {
         cost_usd: price.as_ref().map(|_| 0.0),
@@ -232,15 +218,7 @@ pub fn simulate_trace(
     };
     let mut previous_sent: Vec<(Option<ChunkId>, u32)> = Vec::new();
     let mut previous_full: &[ChunkId] = &[];
-    for call in &trace.calls {
-        for &id in &call.input {
-            if !engine.contains(id) {
-                engine.add(trace.chunk(id));
-            }
-        }
-        // The recorded agent may itself have stopped sending some chunks.
-        engine.retain(&call.input);
-        let decision = engine.context(None);
+    replay(trace, graph, policy, budget, prices, |call, decision| {
         let sent: Vec<(Option<ChunkId>, u32)> = decision
             .entries
             .iter()
@@ -282,12 +260,10 @@ pub fn simulate_trace(
         };
         let cost_usd = cost(decision.tokens, cached).map(|c| c + decision.summary_cost_usd);
         let full_cost_usd = cost(full_input, full_cached);
-        let misses = misses(trace, graph, call.index, &call.input, &decision);
-        let violations = if engine.guarantees_invariants() || policy.strategy != Strategy::KeepAll {
-            check(|id| trace.chunk(id), &call.input, &decision)
-        } else {
-            Vec::new()
-        };
+        let misses = misses(trace, graph, call.index, &call.input, decision);
+        // Checked for every policy: MemLens' own are held to zero, the incumbents' violations
+        // are what they do.
+        let violations = check(|id| trace.chunk(id), &call.input, decision);
         let sim = CallSim {
             index: call.index,
             input_tokens: decision.tokens,
@@ -318,7 +294,8 @@ pub fn simulate_trace(
         calls.push(sim);
         previous_sent = sent;
         previous_full = &call.input;
-    }
+        std::ops::ControlFlow::Continue(())
+    })?;
     totals.saved_tokens = totals.full_input_tokens as i64 - totals.input_tokens as i64;
     totals.saved_usd = match (totals.full_cost_usd, totals.cost_usd) {
         (Some(f), Some(c)) => Some(f - c),
@@ -329,6 +306,75 @@ pub fn simulate_trace(
         calls,
         totals,
     })
+}
+
+/// Which later calls use each chunk, from the trace's access graph: the oracle's hindsight.
+pub fn hindsight(trace: &Trace, graph: &AccessGraph) -> Hindsight {
+    let mut future: HashMap<ChunkId, Vec<u32>> = HashMap::new();
+    for chunk in &trace.chunks {
+        let uses = graph.uses_of(chunk.id);
+        if !uses.is_empty() {
+            future.insert(chunk.id, uses.to_vec());
+        }
+    }
+    Hindsight::new(future)
+}
+
+/// The one replay loop (the simulator's, `analysis::context_at`'s and the tests'): drives an
+/// engine for `policy` over the recorded calls as the agent made them. Chunks are added as they
+/// first appear in a call's input, chunks the recorded agent itself stopped sending are retired,
+/// and the engine decides each call's context. `each` gets the recorded call and the decision;
+/// it may stop the replay early. Ids outside the trace (importers never make one; a trace
+/// deserialized from elsewhere might) are skipped.
+pub fn replay<'t>(
+    trace: &'t Trace,
+    graph: &AccessGraph,
+    policy: &PolicyConfig,
+    budget: u32,
+    prices: &PriceTable,
+    mut each: impl FnMut(&'t Call, &Decision) -> std::ops::ControlFlow<()>,
+) -> Result<(), PolicyError> {
+    let model = trace.main_model();
+    let price = model.and_then(|m| prices.lookup(m)).map(|(_, p)| p);
+    let mut engine = Engine::with_hindsight(
+        policy.clone(),
+        EngineOptions {
+            budget,
+            input_usd_per_mtok: price.and_then(|p| p.input),
+        },
+        TokenCounter::for_model(model),
+        &hindsight(trace, graph),
+    )?;
+    for call in &trace.calls {
+        let input = valid_ids(trace, &call.input);
+        for &id in input.iter() {
+            if !engine.contains(id) {
+                engine.add(trace.chunk(id));
+            }
+        }
+        // The recorded agent may itself have stopped sending some chunks.
+        engine.retain(&input);
+        let decision = engine.context(None);
+        if each(call, &decision).is_break() {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// A call's input without ids outside the trace (borrowed unless there are some).
+pub(crate) fn valid_ids<'t>(trace: &Trace, input: &'t [ChunkId]) -> Cow<'t, [ChunkId]> {
+    if input.iter().all(|id| id.index() < trace.chunks.len()) {
+        Cow::Borrowed(input)
+    } else {
+        Cow::Owned(
+            input
+                .iter()
+                .copied()
+                .filter(|id| id.index() < trace.chunks.len())
+                .collect(),
+        )
+    }
 }
 
 /// Evidence used by the call's output that no sent chunk carried.

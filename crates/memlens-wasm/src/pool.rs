@@ -6,7 +6,8 @@ use crate::render::{self, PartState, Slot};
 use memlens_core::builder::{CallInfo, TraceBuilder};
 use memlens_core::cost::PriceTable;
 use memlens_core::policy::{
-    ContextEntry, Decision, Engine, EngineOptions, EntryForm, PolicyConfig, PolicyError, Strategy,
+    ContextEntry, Decision, Engine, EngineOptions, EntryForm, PolicyConfig, PolicyError,
+    StrategyKind,
 };
 use memlens_core::tokens::{self, count_chunk, Encoding, EncodingChoice, TokenCounter};
 use memlens_core::value::{ChunkValue, Label};
@@ -247,7 +248,7 @@ impl Pool {
         }
         let counter = counter_for(options.model.as_deref())?;
         if !options.summarizer {
-            if options.policy.strategy == Strategy::LettaSummarize {
+            if options.policy.strategy == StrategyKind::LettaSummarize {
                 return Err(PoolError::NeedsSummarizer(options.policy.name.clone()));
             }
             // Without a summarizer the summary action is unavailable, never modeled.

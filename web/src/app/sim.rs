@@ -5,7 +5,7 @@ use super::{ctx, Data};
 use crate::protocol::Request;
 use leptos::prelude::*;
 use memlens_core::analysis::{Fate, SimView};
-use memlens_core::policy::{Cleanup, PolicyConfig, Strategy, BUILTIN};
+use memlens_core::policy::{Cleanup, PolicyConfig, StrategyKind, BUILTIN};
 use std::sync::Arc;
 use wasm_bindgen::JsValue;
 
@@ -209,7 +209,7 @@ fn PolicyForm() -> impl IntoView {
                 let v = event_target_value(&ev);
                 edit(&|p| if let Ok(st) = serde_json::from_value(serde_json::Value::String(v.clone())) { p.strategy = st; });
             }>
-                {Strategy::ALL.iter().map(|&st| view! {
+                {StrategyKind::ALL.iter().map(|&st| view! {
                     <option value=st.name() selected=move || parsed.get().is_some_and(|p| p.strategy == st)>{st.name()}</option>
                 }).collect_view()}
             </select></label>

@@ -27,6 +27,13 @@ pub enum PolicyError {
         /// The built-in names.
         known: String,
     },
+    /// A policy that reads the future (the oracle) was asked for where there is none: live, or
+    /// without the recorded trace's hindsight.
+    #[error("policy {policy:?} needs hindsight (which later steps use each chunk): it runs only on a recorded trace, never live")]
+    NeedsHindsight {
+        /// The policy's name.
+        policy: String,
+    },
     /// A protection pattern is not a valid regular expression.
     #[error("invalid protection pattern {pattern:?}: {message}")]
     Pattern {
@@ -40,7 +47,7 @@ pub enum PolicyError {
 /// Which units a policy gives up first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Strategy {
+pub enum StrategyKind {
     /// Keep everything (the baseline every saving is measured against).
     KeepAll,
     /// Sliding window: the oldest units go first.
@@ -62,32 +69,32 @@ pub enum Strategy {
     OpenaiKeepLastN,
 }
 
-impl Strategy {
+impl StrategyKind {
     /// Every strategy, in the order lists show them.
-    pub const ALL: [Strategy; 9] = [
-        Strategy::KeepAll,
-        Strategy::Window,
-        Strategy::Value,
-        Strategy::Oracle,
-        Strategy::LangchainTrim,
-        Strategy::AnthropicClearToolUses,
-        Strategy::LlamaindexMemory,
-        Strategy::LettaSummarize,
-        Strategy::OpenaiKeepLastN,
+    pub const ALL: [StrategyKind; 9] = [
+        StrategyKind::KeepAll,
+        StrategyKind::Window,
+        StrategyKind::Value,
+        StrategyKind::Oracle,
+        StrategyKind::LangchainTrim,
+        StrategyKind::AnthropicClearToolUses,
+        StrategyKind::LlamaindexMemory,
+        StrategyKind::LettaSummarize,
+        StrategyKind::OpenaiKeepLastN,
     ];
 
     /// The name in policy files (`"value"`, `"langchain-trim"`, ...).
     pub fn name(self) -> &'static str {
         match self {
-            Strategy::KeepAll => "keep-all",
-            Strategy::Window => "window",
-            Strategy::Value => "value",
-            Strategy::Oracle => "oracle",
-            Strategy::LangchainTrim => "langchain-trim",
-            Strategy::AnthropicClearToolUses => "anthropic-clear-tool-uses",
-            Strategy::LlamaindexMemory => "llamaindex-memory",
-            Strategy::LettaSummarize => "letta-summarize",
-            Strategy::OpenaiKeepLastN => "openai-keep-last-n",
+            StrategyKind::KeepAll => "keep-all",
+            StrategyKind::Window => "window",
+            StrategyKind::Value => "value",
+            StrategyKind::Oracle => "oracle",
+            StrategyKind::LangchainTrim => "langchain-trim",
+            StrategyKind::AnthropicClearToolUses => "anthropic-clear-tool-uses",
+            StrategyKind::LlamaindexMemory => "llamaindex-memory",
+            StrategyKind::LettaSummarize => "letta-summarize",
+            StrategyKind::OpenaiKeepLastN => "openai-keep-last-n",
         }
     }
 
@@ -96,14 +103,17 @@ impl Strategy {
     pub fn repairs_invariants(self) -> bool {
         matches!(
             self,
-            Strategy::KeepAll | Strategy::Window | Strategy::Value | Strategy::Oracle
+            StrategyKind::KeepAll
+                | StrategyKind::Window
+                | StrategyKind::Value
+                | StrategyKind::Oracle
         )
     }
 
     /// True for the hindsight oracle: it reads which later steps use each chunk, so it runs
     /// only on a recorded trace (a replay), never live.
     pub fn needs_hindsight(self) -> bool {
-        self == Strategy::Oracle
+        self == StrategyKind::Oracle
     }
 }
 
@@ -164,8 +174,9 @@ impl Default for JsonCompress {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SummaryModel {
-    /// Summary tokens per summarized token.
-    pub ratio: f32,
+    /// Summary tokens per summarized token. (f64: an f32 0.15 widened is 0.15000000596, which
+    /// made ceil(60 x ratio) 10 where 9 was meant.)
+    pub ratio: f64,
     /// Price of the summarizing call, USD per million input tokens.
     pub input_usd_per_mtok: f64,
     /// Price of the summarizing call, USD per million output tokens.
@@ -282,7 +293,7 @@ pub struct LlamaindexMemory {
     /// Total token limit (`token_limit`; the budget when 0).
     pub token_limit: u32,
     /// Share of the limit for chat history (`chat_history_token_ratio`, default 0.7).
-    pub chat_history_token_ratio: f32,
+    pub chat_history_token_ratio: f64,
     /// Tokens flushed out of the history at once when it is over its share (`token_flush_size`,
     /// default 3000).
     pub token_flush_size: u32,
@@ -323,7 +334,7 @@ impl Default for Cleanup {
 #[serde(default, deny_unknown_fields)]
 pub struct LettaSummarize {
     /// Share of the history (oldest first) summarized on overflow.
-    pub fraction: f32,
+    pub fraction: f64,
 }
 
 impl Default for LettaSummarize {
@@ -339,10 +350,11 @@ pub struct PolicyConfig {
     /// A name for reports.
     pub name: String,
     /// The base strategy.
-    pub strategy: Strategy,
+    pub strategy: StrategyKind,
     /// Token budget for the context (input tokens); the CLI's `--budget` overrides it.
     pub budget: Option<u32>,
-    /// Window strategy: keep at most this many messages (by tokens when unset).
+    /// Window and value strategies: keep at most this many messages (by tokens alone when
+    /// unset).
     pub max_messages: Option<u32>,
     /// Protection rules.
     pub protect: Protect,
@@ -365,23 +377,29 @@ pub struct PolicyConfig {
     pub cleanup: Option<Cleanup>,
     /// Value engine settings (value strategy, eviction order, retrieval ranking).
     pub value: ValueConfig,
-    /// LangChain `trim_messages` parameters.
-    pub langchain: LangchainTrim,
-    /// Anthropic `clear_tool_uses` parameters.
-    pub anthropic: AnthropicClearToolUses,
-    /// LlamaIndex `Memory` parameters.
-    pub llamaindex: LlamaindexMemory,
-    /// Letta summarization parameters.
-    pub letta: LettaSummarize,
-    /// OpenAI Agents SDK `keep_last_n` (items).
-    pub keep_last_n: u32,
+    /// `langchain-trim` only: LangChain `trim_messages` parameters (its defaults when absent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub langchain: Option<LangchainTrim>,
+    /// `anthropic-clear-tool-uses` only: `clear_tool_uses` parameters (the API's defaults when
+    /// absent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub anthropic: Option<AnthropicClearToolUses>,
+    /// `llamaindex-memory` only: LlamaIndex `Memory` parameters (its defaults when absent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub llamaindex: Option<LlamaindexMemory>,
+    /// `letta-summarize` only: Letta summarization parameters (defaults when absent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub letta: Option<LettaSummarize>,
+    /// `openai-keep-last-n` only: the session items kept (20 when absent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub keep_last_n: Option<u32>,
 }
 
 impl Default for PolicyConfig {
     fn default() -> Self {
         PolicyConfig {
             name: "value".into(),
-            strategy: Strategy::Value,
+            strategy: StrategyKind::Value,
             budget: None,
             max_messages: None,
             protect: Protect::default(),
@@ -392,11 +410,11 @@ impl Default for PolicyConfig {
             value_threshold: None,
             cleanup: None,
             value: ValueConfig::default(),
-            langchain: LangchainTrim::default(),
-            anthropic: AnthropicClearToolUses::default(),
-            llamaindex: LlamaindexMemory::default(),
-            letta: LettaSummarize::default(),
-            keep_last_n: 20,
+            langchain: None,
+            anthropic: None,
+            llamaindex: None,
+            letta: None,
+            keep_last_n: None,
         }
     }
 }
@@ -435,8 +453,8 @@ impl PolicyConfig {
             ..base.clone()
         };
         Ok(match name {
-            "keep-all" => bare(Strategy::KeepAll),
-            "window" => bare(Strategy::Window),
+            "keep-all" => bare(StrategyKind::KeepAll),
+            "window" => bare(StrategyKind::Window),
             "value" => base,
             "value-compress" => PolicyConfig {
                 compress: Compress {
@@ -462,20 +480,20 @@ impl PolicyConfig {
                 }),
                 ..base
             },
-            "oracle" => bare(Strategy::Oracle),
-            "langchain-trim" => bare(Strategy::LangchainTrim),
+            "oracle" => bare(StrategyKind::Oracle),
+            "langchain-trim" => bare(StrategyKind::LangchainTrim),
             "anthropic-clear-tool-uses" => PolicyConfig {
                 // Triggered by the simulated budget rather than the API's 100,000 default, so
                 // that it is compared at the same budget as the others.
-                anthropic: AnthropicClearToolUses {
+                anthropic: Some(AnthropicClearToolUses {
                     trigger_tokens: 0,
                     ..AnthropicClearToolUses::default()
-                },
-                ..bare(Strategy::AnthropicClearToolUses)
+                }),
+                ..bare(StrategyKind::AnthropicClearToolUses)
             },
-            "llamaindex-memory" => bare(Strategy::LlamaindexMemory),
-            "letta-summarize" => bare(Strategy::LettaSummarize),
-            "openai-keep-last-n" => bare(Strategy::OpenaiKeepLastN),
+            "llamaindex-memory" => bare(StrategyKind::LlamaindexMemory),
+            "letta-summarize" => bare(StrategyKind::LettaSummarize),
+            "openai-keep-last-n" => bare(StrategyKind::OpenaiKeepLastN),
             other => {
                 return Err(PolicyError::Unknown {
                     name: other.to_string(),

@@ -1,0 +1,162 @@
+//! The incremental policy engine: add chunks as the agent produces them, ask for the context to
+//! send before each call. The batch simulator drives the same engine over a recorded trace, so
+//! live use and replay make the same decisions.
+//!
+//! State is kept per item (one item per chunk): active (in context, possibly compressed or
+//! cleared), archived (offloaded, retrievable), dropped, or gone (the agent itself no longer sends
+//! it). Items are grouped into *units* that must stay or go together: all tool calls of one
+//! assistant message with all their results (parallel calls too); every other chunk is a unit of
+//! its own. The bookkeeping is in `state` and `ops`, the archive in `archive`; what to give up is
+//! the strategy's (`policy::strategy`, one file each).
+//!
+//! ```
+//! use memlens_core::policy::{Engine, EngineOptions, PolicyConfig};
+//! use memlens_core::tokens::TokenCounter;
+//!
+//! let policy = PolicyConfig::builtin("window").expect("a built-in policy");
+//! let options = EngineOptions { budget: 4000, input_usd_per_mtok: None };
+//! let mut engine = Engine::new(policy, options, TokenCounter::for_model(Some("gpt-4o")))
+//!     .expect("window needs no hindsight");
+//! let decision = engine.context(None);
+//! assert!(decision.entries.is_empty());
+//! ```
+
+mod archive;
+pub(crate) mod decision;
+mod ops;
+pub(crate) mod state;
+
+pub use decision::{ContextEntry, Decision, EngineOptions, EntryForm};
+
+use super::config::{PolicyConfig, PolicyError};
+use super::strategy::{self, Hindsight, Strategy};
+use crate::model::{Chunk, ChunkId};
+use crate::tokens::TokenCounter;
+use crate::value::ValueEngine;
+use state::State;
+use std::sync::Arc;
+
+/// The policy engine. See the module docs.
+#[derive(Clone)]
+pub struct Engine {
+    state: State,
+    strategy: Arc<dyn Strategy>,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("policy", &self.state.config.name)
+            .field("strategy", &self.strategy)
+            .field("items", &self.state.items.len())
+            .field("call", &self.state.call)
+            .finish()
+    }
+}
+
+impl Engine {
+    /// An engine for a policy, live. Fails on an invalid protection pattern, and for a policy
+    /// that needs hindsight (the oracle: live there is no future to read).
+    pub fn new(
+        config: PolicyConfig,
+        options: EngineOptions,
+        counter: TokenCounter,
+    ) -> Result<Engine, PolicyError> {
+        Engine::build(config, options, counter, None)
+    }
+
+    /// An engine for replaying a recorded trace, given which later calls use each chunk (see
+    /// `simulate::hindsight`). Every policy can be built this way; only the oracle reads it.
+    pub fn with_hindsight(
+        config: PolicyConfig,
+        options: EngineOptions,
+        counter: TokenCounter,
+        hindsight: &Hindsight,
+    ) -> Result<Engine, PolicyError> {
+        Engine::build(config, options, counter, Some(hindsight))
+    }
+
+    fn build(
+        config: PolicyConfig,
+        options: EngineOptions,
+        counter: TokenCounter,
+        hindsight: Option<&Hindsight>,
+    ) -> Result<Engine, PolicyError> {
+        let strategy = strategy::for_policy(&config, hindsight)?;
+        let state = State::new(config, options, counter, strategy.reads_values())?;
+        Ok(Engine { state, strategy })
+    }
+
+    /// The policy.
+    pub fn config(&self) -> &PolicyConfig {
+        &self.state.config
+    }
+
+    /// The value engine, with every chunk added so far (for explanations). Brings it up to date
+    /// first (see [`Engine::add`]).
+    pub fn value_engine(&mut self) -> &ValueEngine {
+        self.state.catch_up();
+        &self.state.value
+    }
+
+    /// Number of decisions made so far (the index of the next call).
+    pub fn calls(&self) -> u32 {
+        self.state.call
+    }
+
+    /// True when the chunk was added.
+    pub fn contains(&self, chunk: ChunkId) -> bool {
+        self.state.contains(chunk)
+    }
+
+    /// Adds a chunk (a new memory item). Chunks of one message are added together, the first with
+    /// `starts_message`. Adding a chunk id twice is ignored. Value and reference work waits until
+    /// something reads values, unless the strategy decides by them.
+    pub fn add(&mut self, chunk: &Chunk) {
+        self.state.add(chunk);
+    }
+
+    /// Marks every added chunk that is not in `live` as gone: the agent no longer sends it (a
+    /// recorded trace whose own agent trimmed its history). Used by the simulator.
+    pub fn retain(&mut self, live: &[ChunkId]) {
+        self.state.retain(live);
+    }
+
+    /// Labels a chunk for the value engine (and protection: important chunks are kept).
+    pub fn label(&mut self, chunk: ChunkId, label: Option<crate::value::Label>) {
+        self.state.label(chunk, label);
+    }
+
+    /// Decides the context for the next call. `query` is the current query (the newest user
+    /// message when `None`).
+    pub fn context(&mut self, query: Option<&str>) -> Decision {
+        let s = &mut self.state;
+        s.flush_outputs();
+        let mut d = Decision {
+            call: s.call,
+            entries: Vec::new(),
+            tokens: 0,
+            full_tokens: 0,
+            over_budget: false,
+            compressed: Vec::new(),
+            evicted: Vec::new(),
+            retrieved: Vec::new(),
+            summary_cost_usd: 0.0,
+        };
+        let query = query
+            .map(str::to_string)
+            .or_else(|| s.newest_user_text())
+            .unwrap_or_default();
+        self.strategy.decide(s, &query, &mut d);
+        s.emit(&mut d);
+        d.over_budget = d.tokens > u64::from(s.options.budget);
+        s.compact(self.strategy.restores_dropped());
+        s.call += 1;
+        d
+    }
+
+    /// Whether the engine's strategy is one MemLens owns (repaired to keep every invariant).
+    pub fn guarantees_invariants(&self) -> bool {
+        self.strategy.repairs_invariants()
+    }
+}

@@ -1,0 +1,281 @@
+//! The bookkeeping operations strategies are built from: which items are live, active and
+//! protected, units, eviction and compression of one unit or item, message-level views for the
+//! incumbents, and the output (entries in order, then compaction of what cannot come back).
+
+use super::super::compress::CompressKind;
+use super::decision::{ContextEntry, Decision, EntryForm};
+use super::state::{State, Status, Summary};
+use crate::model::{Category, ChunkId};
+use crate::tokens::REPLY_PRIMING_TOKENS;
+
+impl State {
+    pub(crate) fn live(&self, i: usize) -> bool {
+        self.items[i].status != Status::Gone
+    }
+
+    pub(crate) fn active(&self, i: usize) -> bool {
+        self.items[i].status == Status::Active
+    }
+
+    pub(crate) fn active_tokens(&self) -> u64 {
+        let items: u64 = self
+            .items
+            .iter()
+            .filter(|it| it.status == Status::Active)
+            .map(|it| u64::from(it.tokens))
+            .sum();
+        let summaries: u64 = self
+            .summaries
+            .iter()
+            .filter(|s| s.active)
+            .map(|s| u64::from(s.tokens))
+            .sum();
+        items + summaries + u64::from(REPLY_PRIMING_TOKENS)
+    }
+
+    pub(crate) fn newest_user_text(&self) -> Option<String> {
+        let m = self.newest_user?;
+        Some(
+            self.items
+                .iter()
+                .rev()
+                .take_while(|it| it.message >= m)
+                .filter(|it| it.message == m && it.chunk.category == Category::User)
+                .map(|it| it.chunk.content.as_str())
+                .collect::<Vec<_>>()
+                .join("\n"),
+        )
+    }
+
+    /// Protected now: pinned, in the newest user message, or among the newest messages.
+    pub(crate) fn protected(&self, i: usize) -> bool {
+        let it = &self.items[i];
+        if it.pinned {
+            return true;
+        }
+        if self.newest_user == Some(it.message) && it.chunk.category == Category::User {
+            return true;
+        }
+        let recent = self.config.protect.recent_messages;
+        recent > 0 && it.message + recent >= self.messages
+    }
+
+    /// Units (in order of first item) with their item indices, for units with an active item.
+    pub(crate) fn active_units(&self) -> Vec<(u32, Vec<usize>)> {
+        // Unit ids are handed out when a unit's first item arrives and items are kept in arrival
+        // order, so ordering by (unit, item) groups units in order of their first item. Sorting
+        // nearly sorted pairs is cheaper than a hash map per call.
+        let mut pairs: Vec<(u32, usize)> = self
+            .items
+            .iter()
+            .enumerate()
+            .filter(|(_, it)| it.status != Status::Gone)
+            .map(|(i, it)| (it.unit, i))
+            .collect();
+        pairs.sort_unstable();
+        let mut out: Vec<(u32, Vec<usize>)> = Vec::new();
+        let mut k = 0;
+        while k < pairs.len() {
+            let unit = pairs[k].0;
+            let end = k + pairs[k..].partition_point(|p| p.0 == unit);
+            if pairs[k..end].iter().any(|&(_, i)| self.active(i)) {
+                out.push((unit, pairs[k..end].iter().map(|&(_, i)| i).collect()));
+            }
+            k = end;
+        }
+        out
+    }
+
+    pub(crate) fn unit_protected(&self, members: &[usize]) -> bool {
+        members.iter().any(|&i| self.protected(i))
+    }
+
+    /// Evicts a unit's active items; returns the tokens freed.
+    pub(crate) fn evict_unit(&mut self, members: &[usize], d: &mut Decision) -> u64 {
+        let to = if self.config.offload.is_some() {
+            Status::Archived
+        } else {
+            Status::Dropped
+        };
+        let mut freed = 0;
+        for &i in members {
+            if self.items[i].status == Status::Active {
+                self.items[i].status = to;
+                freed += u64::from(self.items[i].tokens);
+                d.evicted.push(self.items[i].chunk.id);
+            }
+        }
+        freed
+    }
+
+    /// Replaces an item's text when that saves tokens; returns the tokens saved.
+    pub(crate) fn set_compressed(
+        &mut self,
+        i: usize,
+        kind: CompressKind,
+        text: String,
+        d: &mut Decision,
+    ) -> u64 {
+        let framing = self.items[i]
+            .chunk
+            .tokens
+            .saturating_sub(self.items[i].chunk.content_tokens);
+        let tokens = self.counter.count(&text) + framing;
+        if tokens >= self.items[i].tokens {
+            return 0;
+        }
+        let saved = u64::from(self.items[i].tokens - tokens);
+        self.items[i].tokens = tokens;
+        self.items[i].compressed = Some((kind, text));
+        d.compressed.push(self.items[i].chunk.id);
+        saved
+    }
+
+    /// Message ids of live non-system messages, oldest first, with their token totals.
+    pub(crate) fn message_tokens(&self) -> Vec<(u32, u64, Category)> {
+        self.messages_where(|status| status != Status::Gone)
+    }
+
+    /// Like [`State::message_tokens`], counting only active items (messages with none left out).
+    pub(crate) fn active_message_tokens(&self) -> Vec<(u32, u64, Category)> {
+        self.messages_where(|status| status == Status::Active)
+    }
+
+    /// Non-system messages of the items whose status passes `keep`, oldest first, with their
+    /// token totals and the category of their first item.
+    pub(crate) fn messages_where(
+        &self,
+        keep: impl Fn(Status) -> bool,
+    ) -> Vec<(u32, u64, Category)> {
+        let mut out: Vec<(u32, u64, Category)> = Vec::new();
+        for it in self.items.iter().filter(|it| keep(it.status)) {
+            if it.chunk.category == Category::System {
+                continue;
+            }
+            match out.last_mut() {
+                Some((m, t, _)) if *m == it.message => *t += u64::from(it.tokens),
+                _ => out.push((it.message, u64::from(it.tokens), it.chunk.category)),
+            }
+        }
+        out
+    }
+
+    /// A limit from an incumbent's parameters: 0 means the simulated budget.
+    pub(crate) fn or_budget(&self, limit: u32) -> u32 {
+        if limit == 0 {
+            self.options.budget
+        } else {
+            limit
+        }
+    }
+
+    pub(crate) fn system_tokens(&self) -> u64 {
+        self.items
+            .iter()
+            .filter(|it| it.status != Status::Gone && it.chunk.category == Category::System)
+            .map(|it| u64::from(it.tokens))
+            .sum()
+    }
+
+    /// Sets every live non-system item's status from the set of kept messages (stateless
+    /// strategies recompute this every call).
+    pub(crate) fn keep_messages(
+        &mut self,
+        kept: &std::collections::HashSet<u32>,
+        d: &mut Decision,
+    ) {
+        for it in &mut self.items {
+            if it.status == Status::Gone || it.chunk.category == Category::System {
+                continue;
+            }
+            let keep = kept.contains(&it.message);
+            if !keep && it.status == Status::Active {
+                d.evicted.push(it.chunk.id);
+            }
+            it.status = if keep {
+                Status::Active
+            } else {
+                Status::Dropped
+            };
+        }
+    }
+
+    pub(crate) fn emit(&mut self, d: &mut Decision) {
+        let retrieved: std::collections::HashSet<ChunkId> = d.retrieved.iter().copied().collect();
+        let mut tokens = u64::from(REPLY_PRIMING_TOKENS);
+        let mut full = u64::from(REPLY_PRIMING_TOKENS);
+        let mut summaries: Vec<&Summary> = self.summaries.iter().filter(|s| s.active).collect();
+        summaries.sort_by_key(|s| s.at);
+        let mut pending = summaries.into_iter().peekable();
+        let summary_entry = |s: &Summary| ContextEntry {
+            chunk: None,
+            tokens: s.tokens,
+            form: EntryForm::Summary {
+                covers: s.covers.clone(),
+            },
+            text: None,
+        };
+        for it in &self.items {
+            while let Some(s) = pending.next_if(|s| s.at <= it.seq) {
+                tokens += u64::from(s.tokens);
+                d.entries.push(summary_entry(s));
+            }
+            if it.status == Status::Gone {
+                continue;
+            }
+            full += u64::from(it.chunk.tokens);
+            let (form, text) = match (it.status, &it.compressed) {
+                (Status::Active, None) => (EntryForm::Original, None),
+                (Status::Active, Some((kind, text))) => {
+                    (EntryForm::Compressed { kind: *kind }, Some(text.clone()))
+                }
+                (Status::Archived, _) if retrieved.contains(&it.chunk.id) => (
+                    EntryForm::Retrieved,
+                    it.compressed.as_ref().map(|c| c.1.clone()),
+                ),
+                _ => continue,
+            };
+            tokens += u64::from(it.tokens);
+            d.entries.push(ContextEntry {
+                chunk: Some(it.chunk.id),
+                tokens: it.tokens,
+                form,
+                text,
+            });
+        }
+        for s in pending {
+            tokens += u64::from(s.tokens);
+            d.entries.push(summary_entry(s));
+        }
+        d.tokens = tokens;
+        // Items compacted away earlier still count for keeping everything.
+        d.full_tokens = full + self.compacted_tokens;
+    }
+
+    /// Removes items that cannot come back (dropped, unless the strategy `restores` dropped
+    /// items; gone, always) and rebuilds the index.
+    pub(crate) fn compact(&mut self, restores: bool) {
+        let before = self.items.len();
+        let mut freed = 0u64;
+        self.items.retain(|it| {
+            let keep = match it.status {
+                Status::Gone => false,
+                Status::Dropped => restores,
+                Status::Active | Status::Archived => true,
+            };
+            if !keep && it.status == Status::Dropped {
+                freed += u64::from(it.chunk.tokens);
+            }
+            keep
+        });
+        self.compacted_tokens += freed;
+        if self.items.len() != before {
+            self.index = self
+                .items
+                .iter()
+                .enumerate()
+                .map(|(i, it)| (it.chunk.id, i))
+                .collect();
+        }
+    }
+}

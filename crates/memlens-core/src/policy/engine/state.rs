@@ -1,0 +1,337 @@
+//! The engine's bookkeeping: one item per chunk, grouped into units that stay or go together,
+//! protection fixed on arrival, and the value and reference work that waits until something
+//! reads values.
+
+use super::super::compress::CompressKind;
+use super::super::config::{PolicyConfig, PolicyError};
+use super::decision::EngineOptions;
+use crate::model::{Category, Chunk, ChunkId};
+use crate::recall::RecallIndex;
+use crate::references::Detector;
+use crate::tokens::TokenCounter;
+use crate::value::ValueEngine;
+use regex::Regex;
+use std::collections::{HashMap, HashSet};
+
+/// Where an item is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Status {
+    /// In the context (possibly compressed or cleared).
+    Active,
+    /// Offloaded: out of the context, retrievable.
+    Archived,
+    /// Out of the context for good (unless the strategy restores dropped items).
+    Dropped,
+    /// The agent itself no longer sends it.
+    Gone,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Item {
+    pub(crate) chunk: Chunk,
+    /// Tokens now (after compression).
+    pub(crate) tokens: u32,
+    pub(crate) compressed: Option<(CompressKind, String)>,
+    pub(crate) status: Status,
+    pub(crate) unit: u32,
+    pub(crate) message: u32,
+    pub(crate) added_call: u32,
+    /// Protected by category or directive pattern (fixed when added).
+    pub(crate) pinned: bool,
+    /// Arrival order (item indices shift when dropped items are compacted away).
+    pub(crate) seq: u64,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Summary {
+    /// Emitted before the first item added at or after this sequence number.
+    pub(crate) at: u64,
+    pub(crate) tokens: u32,
+    pub(crate) covers: Vec<ChunkId>,
+    pub(crate) active: bool,
+}
+
+/// Value-engine and detector work queued by [`State::add`] (see `State::backlog`).
+#[derive(Debug, Clone)]
+pub(crate) enum Deferred {
+    /// A chunk to add to the value engine (and to the detector's index unless it is an output).
+    Add {
+        chunk: Box<Chunk>,
+        call: u32,
+        observe: bool,
+    },
+    /// One agent message's output chunks, whose references to earlier chunks count as uses.
+    Outputs { call: u32, chunks: Vec<Chunk> },
+}
+
+/// The engine's bookkeeping, shared by every strategy: items, units, protection, the value
+/// engine and reference detector, the archive's index and summaries.
+#[derive(Clone)]
+pub(crate) struct State {
+    pub(crate) config: PolicyConfig,
+    pub(crate) options: EngineOptions,
+    pub(crate) counter: TokenCounter,
+    pub(crate) patterns: Vec<Regex>,
+    /// Live items in arrival order. Dropped and gone items are compacted away after each call
+    /// (unless the strategy may bring them back), so per-call work follows the context, not the
+    /// history.
+    pub(crate) items: Vec<Item>,
+    /// Chunk -> position in `items`, for the items still there.
+    pub(crate) index: HashMap<ChunkId, usize>,
+    /// Every chunk ever added.
+    pub(crate) seen: HashSet<ChunkId>,
+    /// BM25 document id -> chunk.
+    pub(crate) doc_chunk: Vec<ChunkId>,
+    pub(crate) next_seq: u64,
+    /// Tokens of dropped items compacted away (still part of "keeping everything").
+    pub(crate) compacted_tokens: u64,
+    pub(crate) unit_of_call_id: HashMap<String, u32>,
+    pub(crate) units: u32,
+    pub(crate) messages: u32,
+    /// Message whose tool calls form the open tool unit, and that unit.
+    pub(crate) tool_unit: Option<(u32, u32)>,
+    pub(crate) call: u32,
+    /// Message id of the newest user turn (kept up to date on add and retain).
+    pub(crate) newest_user: Option<u32>,
+    pub(crate) value: ValueEngine,
+    pub(crate) detector: Detector,
+    /// Output chunks of the current agent message, detected together on the next non-output
+    /// chunk or call.
+    pub(crate) pending_outputs: Vec<Chunk>,
+    /// Value-engine and reference-detector work not done yet, in order. Only the value
+    /// strategy reads values to decide; for the others this work waits until something reads
+    /// them (an explanation, a label), so their per-turn cost is the decision's alone.
+    pub(crate) backlog: Vec<Deferred>,
+    /// Whether the strategy reads values to decide (then `backlog` is worked off at once).
+    pub(crate) eager_values: bool,
+    /// The archive's retrieval index (MemLens recall: BM25 with query expansion from the
+    /// conversation and session cues), one document per chunk.
+    pub(crate) recall: RecallIndex,
+    pub(crate) summaries: Vec<Summary>,
+}
+
+impl State {
+    /// Fresh bookkeeping for a policy. Fails only on an invalid protection pattern.
+    /// `eager_values`: the strategy reads values to decide, so value work is done on arrival.
+    pub(crate) fn new(
+        config: PolicyConfig,
+        options: EngineOptions,
+        counter: TokenCounter,
+        eager_values: bool,
+    ) -> Result<State, PolicyError> {
+        let patterns = config
+            .protect
+            .patterns
+            .iter()
+            .map(|p| {
+                Regex::new(p).map_err(|e| PolicyError::Pattern {
+                    pattern: p.clone(),
+                    message: e.to_string(),
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(State {
+            value: ValueEngine::new(config.value.clone()),
+            config,
+            options,
+            counter,
+            patterns,
+            items: Vec::new(),
+            index: HashMap::new(),
+            seen: HashSet::new(),
+            doc_chunk: Vec::new(),
+            next_seq: 0,
+            compacted_tokens: 0,
+            unit_of_call_id: HashMap::new(),
+            units: 0,
+            messages: 0,
+            tool_unit: None,
+            call: 0,
+            newest_user: None,
+            detector: Detector::new(),
+            pending_outputs: Vec::new(),
+            backlog: Vec::new(),
+            eager_values,
+            recall: RecallIndex::new(),
+            summaries: Vec::new(),
+        })
+    }
+
+    /// True when the chunk was added.
+    pub(crate) fn contains(&self, chunk: ChunkId) -> bool {
+        self.seen.contains(&chunk)
+    }
+
+    /// Adds a chunk (a new memory item). Chunks of one message are added together, the first with
+    /// `starts_message`. Adding a chunk id twice is ignored.
+    pub(crate) fn add(&mut self, chunk: &Chunk) {
+        if !self.seen.insert(chunk.id) {
+            return;
+        }
+        if chunk.starts_message || self.items.is_empty() {
+            self.messages += 1;
+        }
+        let message = self.messages - 1;
+        let unit = match chunk.category {
+            Category::ToolCall => match self.tool_unit {
+                Some((m, u)) if m == message => u,
+                _ => {
+                    let u = self.new_unit();
+                    self.tool_unit = Some((message, u));
+                    u
+                }
+            },
+            Category::ToolResult => match chunk
+                .meta
+                .tool_call_id
+                .as_ref()
+                .and_then(|id| self.unit_of_call_id.get(id))
+            {
+                Some(&u) => u,
+                None => self.new_unit(),
+            },
+            _ => self.new_unit(),
+        };
+        if chunk.category == Category::ToolCall {
+            if let Some(id) = &chunk.meta.tool_call_id {
+                self.unit_of_call_id.insert(id.clone(), unit);
+            }
+        }
+        let pinned = chunk.category == Category::System
+            || self.config.protect.categories.contains(&chunk.category)
+            || (matches!(chunk.category, Category::User | Category::Preference)
+                && self.patterns.iter().any(|p| p.is_match(&chunk.content)));
+        // Outputs of the agent reveal which earlier chunks it used: that is popularity.
+        // One message's output chunks are detected together, so they never count as using
+        // each other.
+        if matches!(
+            chunk.category,
+            Category::Assistant | Category::ToolCall | Category::Reasoning
+        ) {
+            if chunk.starts_message {
+                self.flush_outputs();
+            }
+            self.pending_outputs.push(chunk.clone());
+        } else {
+            self.flush_outputs();
+        }
+        if chunk.category == Category::User {
+            self.newest_user = Some(message);
+        }
+        let observe = !matches!(
+            chunk.category,
+            Category::Assistant | Category::ToolCall | Category::Reasoning
+        );
+        self.defer(Deferred::Add {
+            chunk: Box::new(chunk.clone()),
+            call: self.call,
+            observe,
+        });
+        // Only an archive is ever searched: without offload the index would be dead weight.
+        if self.config.offload.is_some() {
+            if matches!(chunk.category, Category::ToolCall | Category::ToolResult)
+                && !self.recall.is_light()
+            {
+                self.use_light_recall();
+            }
+            let session = chunk.meta.session_date.as_deref();
+            let doc = self.recall.add(
+                &chunk.content,
+                chunk.meta.speaker.as_deref(),
+                session,
+                chunk.tokens,
+            ) as u32;
+            debug_assert_eq!(doc as usize, self.doc_chunk.len());
+            self.doc_chunk.push(chunk.id);
+        }
+        self.index.insert(chunk.id, self.items.len());
+        self.next_seq += 1;
+        self.items.push(Item {
+            chunk: chunk.clone(),
+            tokens: chunk.tokens,
+            compressed: None,
+            status: Status::Active,
+            unit,
+            message,
+            added_call: self.call,
+            pinned,
+            seq: self.next_seq - 1,
+        });
+    }
+
+    /// Runs the reference detector on the buffered output chunks of the last agent message: the
+    /// earlier chunks they used gain popularity.
+    pub(crate) fn flush_outputs(&mut self) {
+        if self.pending_outputs.is_empty() {
+            return;
+        }
+        let outputs = std::mem::take(&mut self.pending_outputs);
+        self.defer(Deferred::Outputs {
+            call: self.call.saturating_sub(1),
+            chunks: outputs,
+        });
+    }
+
+    /// Queues value-engine and detector work; the value strategy does it at once.
+    fn defer(&mut self, work: Deferred) {
+        self.backlog.push(work);
+        if self.eager_values {
+            self.catch_up();
+        }
+    }
+
+    /// Does the queued work, in order: exactly what adding and detecting eagerly would have done.
+    pub(crate) fn catch_up(&mut self) {
+        for work in std::mem::take(&mut self.backlog) {
+            match work {
+                Deferred::Add {
+                    chunk,
+                    call,
+                    observe,
+                } => {
+                    if observe {
+                        self.detector.observe(&chunk);
+                    }
+                    self.value.add(&chunk, call, None);
+                }
+                Deferred::Outputs { call, chunks } => {
+                    let refs: Vec<&Chunk> = chunks.iter().collect();
+                    for r in self.detector.outputs(call, &refs) {
+                        self.value.record_use(r.used);
+                    }
+                }
+            }
+        }
+    }
+
+    fn new_unit(&mut self) -> u32 {
+        self.units += 1;
+        self.units - 1
+    }
+
+    /// Marks every added chunk that is not in `live` as gone: the agent no longer sends it (a
+    /// recorded trace whose own agent trimmed its history). Used by the simulator.
+    pub(crate) fn retain(&mut self, live: &[ChunkId]) {
+        let keep: std::collections::HashSet<ChunkId> = live.iter().copied().collect();
+        for item in &mut self.items {
+            if item.status != Status::Gone && !keep.contains(&item.chunk.id) {
+                item.status = Status::Gone;
+            }
+        }
+        self.newest_user = self
+            .items
+            .iter()
+            .rev()
+            .find(|it| it.status != Status::Gone && it.chunk.category == Category::User)
+            .map(|it| it.message);
+    }
+
+    /// Labels a chunk for the value engine (and protection: important chunks are kept).
+    pub(crate) fn label(&mut self, chunk: ChunkId, label: Option<crate::value::Label>) {
+        self.catch_up();
+        self.value.set_label(chunk, label);
+        if let Some(&i) = self.index.get(&chunk) {
+            self.items[i].pinned |= label == Some(crate::value::Label::Important);
+        }
+    }
+}
