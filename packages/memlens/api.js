@@ -128,6 +128,15 @@ export function makeApi(raw) {
       return this.#pool().explain(chunkId);
     }
 
+    /**
+     * Switches to another policy (a built-in name, JSON/TOML text or a policy object) without
+     * losing the run: messages, labels and past calls stay, and the next context is the one the
+     * new policy would have decided had it been used from the start.
+     */
+    setPolicy(policy) {
+      this.#pool().setPolicy(policy);
+    }
+
     /** Labels a chunk "important" (kept) or "useless"; null clears the label. */
     label(chunkId, label) {
       this.#pool().label(chunkId, label ?? undefined);

@@ -42,6 +42,16 @@ export interface PolicyObject {
   value_threshold?: number;
   /** Window/value: no eviction until the context passes `trigger` x budget, then down to `target` x budget. */
   cleanup?: { trigger: number; target: number };
+  /** Rules per tool name: keep only some JSON fields, clear after N calls, never compress. */
+  tools?: Record<string, { keep_fields?: string[]; clear_after_calls?: number; compress?: boolean }>;
+  /** Quotas give up the least valuable units first ("value") or the oldest ("oldest", default). */
+  quota_order?: "oldest" | "value";
+  /** Evict units older than this many seconds, by the messages' own timestamps. */
+  max_age_seconds?: number;
+  /** Units worth at least this never age out (max_age_calls, max_age_seconds). */
+  age_exempt_value?: number;
+  /** Value settings from a preset by key; leave `value` out then. */
+  value_preset?: "default" | "support-bot" | "coding-agent" | "research";
   [setting: string]: unknown;
 }
 
@@ -142,6 +152,11 @@ export class MemoryPool {
   readonly lastContext: ContextInfo | null;
   stats(): PoolStats;
   explain(chunkId: number): Explanation;
+  /**
+   * Switches to another policy without losing the run (messages, labels, past calls): the next
+   * context is the one the new policy would have decided from the start. The oracle is refused.
+   */
+  setPolicy(policy: Policy): void;
   label(chunkId: number, label: "important" | "useless" | null): void;
   recordUsage(usage: Usage): void;
   /** The run in MemLens' native JSON Lines format (open it in the web app). */

@@ -157,6 +157,7 @@ proptest! {
         which in 0usize..64,
         threshold in prop::option::of(0.0f32..0.8),
         cleanup in prop::option::of((0.3f32..1.0, 0.1f32..1.0)),
+        rules in (any::<bool>(), prop::option::of(0u32..4), any::<bool>(), prop::option::of(0.0f32..0.6), prop::option::of(1u32..6), any::<bool>()),
     ) {
         let trace = build(&steps);
         let names = memlens_policies();
@@ -164,6 +165,19 @@ proptest! {
         // The value threshold and the cleanup threshold, on or off, over every policy.
         policy.value_threshold = threshold;
         policy.cleanup = cleanup.map(|(trigger, target)| memlens_core::policy::Cleanup { trigger, target });
+        // The per-tool rules, quotas by value, max age with its exemption, on or off.
+        let (keep_fields, clear_after_calls, compress, exempt, max_age, by_value) = rules;
+        policy.tools.insert("lookup".into(), memlens_core::policy::ToolRule {
+            keep_fields: if keep_fields { vec!["id".into()] } else { Vec::new() },
+            clear_after_calls,
+            compress,
+        });
+        policy.age_exempt_value = exempt;
+        policy.max_age_calls = max_age;
+        if by_value {
+            policy.quota_order = memlens_core::policy::QuotaOrder::Value;
+            policy.quotas.insert(Category::ToolResult, 0.3);
+        }
         let report = simulate(std::slice::from_ref(&trace), &policy, budget, &PriceTable::builtin())
             .expect("simulates");
         for call in &report.traces[0].calls {

@@ -339,3 +339,45 @@ fn deferred_value_work_gives_the_same_explanations_as_eager() {
         }
     }
 }
+
+#[test]
+fn set_policy_switches_mid_run_as_if_the_new_policy_had_run_from_the_start() {
+    let path = crate::root().join("../shared/data/traces/tau-bench-gpt-4o-airline.json");
+    let raw: Vec<Value> =
+        serde_json::from_slice(&std::fs::read(&path).expect("tau-bench")).expect("JSON");
+    for record in raw.iter().take(20) {
+        let messages = record["traj"].as_array().expect("traj");
+        let half = messages.len() / 2;
+        // `switched` runs window for the first half, then value; `value` runs value throughout.
+        let mut switched = pool("window", 3000, false);
+        let mut value = pool("value", 3000, false);
+        for (k, m) in messages.iter().enumerate() {
+            if k == half {
+                switched
+                    .set_policy(PolicyConfig::builtin("value").unwrap())
+                    .unwrap();
+                assert_eq!(switched.stats().policy, "value");
+            }
+            if m["role"] == "assistant" {
+                let (a, b) = (switched.context(None), value.context(None));
+                if k >= half {
+                    assert_eq!((a.tokens, &a.items), (b.tokens, &b.items), "message {k}");
+                }
+            }
+            // Labels survive the switch: one label in the first half.
+            let ids_a = switched.add(m.clone()).unwrap();
+            let ids_b = value.add(m.clone()).unwrap();
+            if k == 1 {
+                let label = Some(memlens_core::value::Label::Important);
+                switched.label(ids_a[0], label).unwrap();
+                value.label(ids_b[0], label).unwrap();
+            }
+        }
+    }
+    // The oracle cannot be switched to live.
+    let mut p = pool("window", 3000, false);
+    assert!(matches!(
+        p.set_policy(PolicyConfig::builtin("oracle").unwrap()),
+        Err(PoolError::NeedsHindsight(_))
+    ));
+}

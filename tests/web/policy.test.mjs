@@ -67,10 +67,18 @@ test('TOML edit, form edit and export replay like the CLI', async () => {
   await page.press('#form-cleanup-trigger', 'Tab');
   await page.fill('#form-cleanup-target', '0.6');
   await page.press('#form-cleanup-target', 'Tab');
+  // Quotas by value, an age exemption, and value weights from a preset by key.
+  await page.check('#form-quota-value');
+  await page.fill('#form-age-exempt', '0.7');
+  await page.press('#form-age-exempt', 'Tab');
+  await page.selectOption('#form-preset', 'coding-agent');
   const text = await page.inputValue('#policy-text');
   const edited = JSON.parse(text);
   assert.equal(edited.value_threshold, 0.3);
   assert.deepEqual(edited.cleanup, { trigger: 0.9, target: 0.6 });
+  assert.equal(edited.quota_order, 'value');
+  assert.equal(edited.age_exempt_value, 0.7);
+  assert.equal(edited.value_preset, 'coding-agent');
   assert.equal(edited.protect.recent_messages, 3);
   assert.equal(edited.compress.dedupe, true);
   assert.equal(edited.compress.clear_tool_results_after, 2);

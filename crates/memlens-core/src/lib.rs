@@ -39,6 +39,7 @@ pub mod report;
 pub mod retrieval;
 pub mod simulate;
 pub mod text;
+pub mod time;
 pub mod tokens;
 pub mod value;
 

@@ -1,7 +1,7 @@
 //! A trace's summary, as `memlens inspect` prints it and the web app's overview shows it.
 
 use crate::compaction::{compaction_reports, CompactionReport};
-use crate::cost::{trace_cost, CallCost, PriceTable};
+use crate::cost::{trace_cost, CallCost, PriceTable, TraceCost};
 use crate::model::{Category, Trace};
 use crate::references::AccessGraph;
 use crate::tokens::encoding_for_model;
@@ -100,18 +100,19 @@ pub const UNRECORDED_ATTRIBUTE: &str = "unrecorded";
 pub fn summarize(trace: &Trace, prices: &PriceTable, top: usize) -> TraceSummary {
     // The access graph is only needed for the compactions' later misses.
     let graph = (!trace.compactions.is_empty()).then(|| crate::references::detect(trace));
-    summarize_with_graph(trace, prices, top, graph.as_ref())
+    let cost = trace_cost(trace, prices);
+    summarize_with(trace, prices, &cost, top, graph.as_ref())
 }
 
-/// [`summarize`] with the trace's access graph already built (`None`: compactions not reported),
-/// for callers that need the graph too.
-pub(crate) fn summarize_with_graph(
+/// [`summarize`] with the trace's cost and access graph already computed (`None`: compactions
+/// not reported), for callers that need them too.
+pub(crate) fn summarize_with(
     trace: &Trace,
     prices: &PriceTable,
+    cost: &TraceCost,
     top: usize,
     graph: Option<&AccessGraph>,
 ) -> TraceSummary {
-    let cost = trace_cost(trace, prices);
     let choice = encoding_for_model(trace.main_model());
     let mut by_category = BTreeMap::new();
     let mut total = 0u64;
@@ -186,7 +187,7 @@ pub(crate) fn summarize_with_graph(
         orphan_tool_results: trace.orphan_results().count(),
         unanswered_tool_calls: trace.unanswered_calls().count(),
         probes: trace.probes.len(),
-        priced_as: cost.priced_as,
+        priced_as: cost.priced_as.clone(),
         cost_usd: cost.total_usd,
         notes: notes(
             trace,
@@ -194,7 +195,7 @@ pub(crate) fn summarize_with_graph(
             reported_input_tokens,
             counted_where_reported,
         ),
-        calls_detail: cost.calls,
+        calls_detail: cost.calls.clone(),
         top_chunks,
         compactions: graph.map_or_else(Vec::new, |g| compaction_reports(trace, g)),
     }

@@ -39,7 +39,7 @@ use crate::policy::{
 };
 use crate::references::{contains_evidence, detect, AccessGraph};
 use crate::tokens::{TokenCounter, REPLY_PRIMING_TOKENS};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::collections::HashMap;
 
@@ -88,7 +88,7 @@ pub struct CallSim {
 }
 
 /// Totals over calls (and traces).
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Totals {
     /// Calls replayed.
     pub calls: u64,

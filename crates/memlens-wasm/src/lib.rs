@@ -177,6 +177,14 @@ impl RawPool {
         to_js(&self.pool.explain(chunk).map_err(js_err)?)
     }
 
+    /// Switches to another policy (built-in name, JSON or TOML text, or object), keeping the
+    /// run: the next context is the one the new policy would have decided from the start.
+    #[wasm_bindgen(js_name = setPolicy)]
+    pub fn set_policy(&mut self, policy: JsValue) -> Result<(), JsError> {
+        let value: Value = serde_wasm_bindgen::from_value(policy).map_err(js_err)?;
+        self.pool.set_policy(policy_from(&value)?).map_err(js_err)
+    }
+
     /// Labels a chunk: `"important"`, `"useless"`, or `null` to clear.
     pub fn label(&mut self, chunk: u32, label: Option<String>) -> Result<(), JsError> {
         let label = match label.as_deref() {

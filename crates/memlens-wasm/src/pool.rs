@@ -230,9 +230,29 @@ pub struct Pool {
     warnings: Vec<String>,
     /// Chunks added when the latest context was decided.
     decided_chunks: u32,
+    /// Per decided context: the chunks added before it and the query it was given, so that
+    /// `set_policy` can replay the run under another policy.
+    decisions: Vec<(u32, Option<String>)>,
+    /// Labels in the order given, with the number of contexts decided before each.
+    labels: Vec<(ChunkId, Option<Label>, u32)>,
 }
 
 const MAX_WARNINGS: usize = 100;
+
+/// A policy as a live pool runs it: one that needs hindsight is refused; without a summarizer,
+/// a summarizing strategy is refused and the summary action is off (never modeled).
+fn live_policy(mut policy: PolicyConfig, summarizer: bool) -> Result<PolicyConfig, PoolError> {
+    if policy.strategy.needs_hindsight() {
+        return Err(PoolError::NeedsHindsight(policy.name.clone()));
+    }
+    if !summarizer {
+        if policy.strategy == StrategyKind::LettaSummarize {
+            return Err(PoolError::NeedsSummarizer(policy.name.clone()));
+        }
+        policy.compress.summary = None;
+    }
+    Ok(policy)
+}
 
 impl Pool {
     /// A pool. Fails on an unknown model, an invalid policy, or a summarizing policy without a
@@ -243,17 +263,8 @@ impl Pool {
                 "budget must be a positive number of tokens".into(),
             ));
         }
-        if options.policy.strategy.needs_hindsight() {
-            return Err(PoolError::NeedsHindsight(options.policy.name.clone()));
-        }
         let counter = counter_for(options.model.as_deref())?;
-        if !options.summarizer {
-            if options.policy.strategy == StrategyKind::LettaSummarize {
-                return Err(PoolError::NeedsSummarizer(options.policy.name.clone()));
-            }
-            // Without a summarizer the summary action is unavailable, never modeled.
-            options.policy.compress.summary = None;
-        }
+        options.policy = live_policy(options.policy, options.summarizer)?;
         let input_usd_per_mtok = options
             .model
             .as_deref()
@@ -294,7 +305,48 @@ impl Pool {
             dropped: Default::default(),
             warnings: Vec::new(),
             decided_chunks: 0,
+            decisions: Vec::new(),
+            labels: Vec::new(),
         })
+    }
+
+    /// Switches the pool to another policy without losing its history: a new engine replays
+    /// every message, label and decision point of the run so far, so the next context is the
+    /// one the new policy would have decided had it been used from the start (what earlier
+    /// contexts dropped can come back). Statistics of past calls stay as they were sent.
+    pub fn set_policy(&mut self, policy: PolicyConfig) -> Result<(), PoolError> {
+        let policy = live_policy(policy, self.options.summarizer)?;
+        let mut engine = Engine::new(
+            policy.clone(),
+            EngineOptions {
+                budget: self.options.budget,
+                input_usd_per_mtok: self.input_usd_per_mtok,
+            },
+            self.counter,
+        )?;
+        let chunks = &self.builder.trace().chunks;
+        let mut added = 0usize;
+        let mut labels = self.labels.iter().peekable();
+        for (k, (n, query)) in self.decisions.iter().enumerate() {
+            for c in &chunks[added..*n as usize] {
+                engine.add(c);
+            }
+            added = *n as usize;
+            while let Some((id, label, _)) = labels.next_if(|l| l.2 <= k as u32) {
+                engine.label(*id, *label);
+            }
+            let _ = engine.context(query.as_deref());
+        }
+        for c in &chunks[added..] {
+            engine.add(c);
+        }
+        for (id, label, _) in labels {
+            engine.label(*id, *label);
+        }
+        self.stats.policy = policy.name.clone();
+        self.options.policy = policy;
+        self.engine = engine;
+        Ok(())
     }
 
     /// The policy engine deciding for this pool.
@@ -370,6 +422,8 @@ impl Pool {
     /// Decides the context for the next call (the newest user message is the query unless
     /// `query` is given).
     pub fn context(&mut self, query: Option<&str>) -> PoolContext {
+        self.decisions
+            .push((self.chunk_message.len() as u32, query.map(str::to_string)));
         let d = self.engine.context(query);
         self.decided_chunks = self.chunk_message.len() as u32;
         let input: Vec<ChunkId> = d.chunk_ids().collect();
@@ -505,6 +559,7 @@ impl Pool {
     pub fn label(&mut self, chunk: u32, label: Option<Label>) -> Result<(), PoolError> {
         let id = self.known(chunk)?;
         self.engine.label(id, label);
+        self.labels.push((id, label, self.decisions.len() as u32));
         Ok(())
     }
 

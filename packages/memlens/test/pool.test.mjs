@@ -309,3 +309,37 @@ test("a policy object with the thresholds decides like memlens simulate with the
     pool.free();
   });
 });
+
+test("setPolicy mid-run: from then on the pool decides as the new policy would have from the start", () => {
+  // The tool rules of the policy language, from JavaScript: a tool's results keep only some
+  // fields; quotas by value.
+  const lean = { ...policyConfig("value"), name: "lean", quota_order: "value", quotas: { tool_result: 0.5 },
+    tools: { get_reservation_details: { keep_fields: ["reservation_id", "flights"] } } };
+  const file = join(process.cwd(), "lean-tools-policy.json");
+  writeFileSync(file, JSON.stringify(lean));
+  const sim = cli("simulate", TAU, "--model", "gpt-4o", "--budget", "3000", "--policy", file, "--json");
+  let compared = 0;
+  tau.slice(0, 15).forEach((record, i) => {
+    const pool = new MemoryPool({ model: "gpt-4o", budget: 3000, policy: "window" });
+    const half = Math.floor(record.traj.length / 2);
+    let call = 0;
+    record.traj.forEach((m, k) => {
+      if (k === half) {
+        pool.setPolicy(lean);
+        assert.equal(pool.stats().policy, "lean");
+      }
+      if (m.role === "assistant") {
+        pool.context();
+        if (k >= half) {
+          assert.equal(pool.lastContext.tokens, sim.traces[i].calls[call].input_tokens, `trajectory ${i}, call ${call}`);
+          compared++;
+        }
+        call++;
+      }
+      pool.add(m);
+    });
+    assert.throws(() => pool.setPolicy("oracle"), (e) => e instanceof Error && /only for replays/.test(e.message));
+    pool.free();
+  });
+  assert.ok(compared > 50, `${compared} calls compared`);
+});

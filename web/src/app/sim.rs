@@ -5,7 +5,8 @@ use super::{ctx, Data};
 use crate::protocol::Request;
 use leptos::prelude::*;
 use memlens_core::analysis::{Fate, SimView};
-use memlens_core::policy::{Cleanup, PolicyConfig, StrategyKind, BUILTIN};
+use memlens_core::policy::{Cleanup, PolicyConfig, QuotaOrder, StrategyKind, BUILTIN};
+use memlens_core::value::ValueConfig;
 use std::sync::Arc;
 use wasm_bindgen::JsValue;
 
@@ -235,6 +236,24 @@ fn PolicyForm() -> impl IntoView {
                 on:change=move |ev| { let v = opt_f32(&event_target_value(&ev)); edit(&|p| p.cleanup = v.map(|trigger| Cleanup { trigger, target: p.cleanup.map_or(Cleanup::default().target.min(trigger), |c| c.target.min(trigger)) })); }/>
                 " of the budget, down to "<input id="form-cleanup-target" type="number" min="0.05" max="1" step="0.05" size="4" placeholder="–" prop:value=get(|p| p.cleanup.map(|c| c.target.to_string()).unwrap_or_default())
                 on:change=move |ev| { let v = opt_f32(&event_target_value(&ev)); edit(&|p| if let (Some(c), Some(target)) = (p.cleanup.as_mut(), v) { c.target = target.min(c.trigger); }); }/></label>
+            <label title="Evict units older than this by the trace's own timestamps">"max age (seconds) "<input id="form-age-seconds" type="number" min="1" size="6" placeholder="none" prop:value=get(|p| p.max_age_seconds.map(|v| v.to_string()).unwrap_or_default())
+                on:change=move |ev| { let v = event_target_value(&ev).trim().parse::<f64>().ok().filter(|v| v.is_finite() && *v > 0.0); edit(&|p| p.max_age_seconds = v); }/></label>
+            <label title="Units worth at least this never age out">"age exempt from value "<input id="form-age-exempt" type="number" min="0" max="1" step="0.05" size="4" placeholder="none" prop:value=get(|p| p.age_exempt_value.map(|v| v.to_string()).unwrap_or_default())
+                on:change=move |ev| { let v = opt_f32(&event_target_value(&ev)); edit(&|p| p.age_exempt_value = v); }/></label>
+            <label title="A category over its quota gives up its least valuable units first, not its oldest"><input id="form-quota-value" type="checkbox" prop:checked=flag(|p| p.quota_order == QuotaOrder::Value)
+                on:change=move |ev| { let on = event_target_checked(&ev); edit(&|p| p.quota_order = if on { QuotaOrder::Value } else { QuotaOrder::Oldest }); }/>" quotas by value"</label>
+            <label>"value preset "<select id="form-preset" on:change=move |ev| {
+                    let name = event_target_value(&ev);
+                    edit(&|p| match ValueConfig::preset(&name) {
+                        Some(preset) => { p.value_preset = Some(name.clone()); p.value = preset; }
+                        None => p.value_preset = None,
+                    });
+                }>
+                <option value="" selected=move || parsed.get().is_some_and(|p| p.value_preset.is_none())>"(own weights)"</option>
+                {ValueConfig::PRESETS.iter().map(|&name| view! {
+                    <option value=name selected=move || parsed.get().is_some_and(|p| p.value_preset.as_deref() == Some(name))>{name}</option>
+                }).collect_view()}
+            </select></label>
             <label><input id="form-offload" type="checkbox" prop:checked=flag(|p| p.offload.is_some())
                 on:change=move |ev| { let on = event_target_checked(&ev); edit(&|p| p.offload = on.then(Default::default)); }/>" offload + retrieval"</label>
             {move || parsed.get().is_none().then(|| view! { <span class="muted">"(the text does not parse: fix it below)"</span> })}

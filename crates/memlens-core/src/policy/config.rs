@@ -329,6 +329,48 @@ impl Default for Cleanup {
     }
 }
 
+/// Which units a quota gives up first (see [`PolicyConfig::quota_order`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum QuotaOrder {
+    /// Oldest first.
+    #[default]
+    Oldest,
+    /// Lowest value per token first.
+    Value,
+}
+
+impl QuotaOrder {
+    fn is_oldest(&self) -> bool {
+        *self == QuotaOrder::Oldest
+    }
+}
+
+/// Rules for one tool (`[tools.web_search]`). They apply to its results once the model has seen
+/// them (from the call after they arrive), under budget or not; protected chunks are exempt.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ToolRule {
+    /// Keep only these JSON fields (at any depth) of its results: `["summary", "top_3_links"]`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub keep_fields: Vec<String>,
+    /// Clear its results to a placeholder this many calls after they arrive.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clear_after_calls: Option<u32>,
+    /// `false`: never compress or clear its results (they are kept whole, or evicted whole).
+    pub compress: bool,
+}
+
+impl Default for ToolRule {
+    fn default() -> Self {
+        ToolRule {
+            keep_fields: Vec::new(),
+            clear_after_calls: None,
+            compress: true,
+        }
+    }
+}
+
 /// Letta-style summarization parameters.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -362,6 +404,25 @@ pub struct PolicyConfig {
     pub quotas: BTreeMap<Category, f32>,
     /// Evict units older than this many calls.
     pub max_age_calls: Option<u32>,
+    /// Evict units older than this many seconds, by the trace's own timestamps: a unit's age is
+    /// the newest timestamp seen minus its oldest member's (units without one never age out).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_age_seconds: Option<f64>,
+    /// Units worth at least this (their most valuable member's value) are exempt from
+    /// `max_age_calls` and `max_age_seconds`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub age_exempt_value: Option<f32>,
+    /// Which units a quota gives up first: `oldest` (the default) or `value` (lowest value per
+    /// token first, as the value strategy evicts).
+    #[serde(skip_serializing_if = "QuotaOrder::is_oldest")]
+    pub quota_order: QuotaOrder,
+    /// Rules for one tool's calls and results, by tool name (see [`ToolRule`]).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub tools: BTreeMap<String, ToolRule>,
+    /// Value settings from a preset by key (`support-bot`, `coding-agent`, `research`,
+    /// `default`); a policy with a preset leaves `[value]` out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value_preset: Option<String>,
     /// Compression actions.
     pub compress: Compress,
     /// Offload + retrieval (off when absent).
@@ -405,6 +466,11 @@ impl Default for PolicyConfig {
             protect: Protect::default(),
             quotas: BTreeMap::new(),
             max_age_calls: None,
+            max_age_seconds: None,
+            age_exempt_value: None,
+            quota_order: QuotaOrder::Oldest,
+            tools: BTreeMap::new(),
+            value_preset: None,
             compress: Compress::default(),
             offload: None,
             value_threshold: None,
@@ -505,18 +571,54 @@ impl PolicyConfig {
 
     /// Parses a policy from JSON.
     pub fn from_json(text: &str) -> Result<PolicyConfig, PolicyError> {
-        serde_json::from_str(text).map_err(|e| PolicyError::Parse {
-            syntax: "json",
-            message: e.to_string(),
-        })
+        serde_json::from_str::<PolicyConfig>(text)
+            .map_err(|e| PolicyError::Parse {
+                syntax: "json",
+                message: e.to_string(),
+            })?
+            .resolved("json")
     }
 
     /// Parses a policy from TOML.
     pub fn from_toml(text: &str) -> Result<PolicyConfig, PolicyError> {
-        toml::from_str(text).map_err(|e| PolicyError::Parse {
-            syntax: "toml",
-            message: e.to_string(),
-        })
+        toml::from_str::<PolicyConfig>(text)
+            .map_err(|e| PolicyError::Parse {
+                syntax: "toml",
+                message: e.to_string(),
+            })?
+            .resolved("toml")
+    }
+
+    /// The value settings the policy means: its preset's when it names one (then `[value]`
+    /// must be left out), its own otherwise.
+    pub fn value_config(&self) -> Result<ValueConfig, PolicyError> {
+        let Some(name) = &self.value_preset else {
+            return Ok(self.value.clone());
+        };
+        let preset = ValueConfig::preset(name).ok_or_else(|| PolicyError::Parse {
+            syntax: "policy",
+            message: format!(
+                "unknown value_preset {name:?}; presets: {}",
+                ValueConfig::PRESETS.join(", ")
+            ),
+        })?;
+        if self.value != ValueConfig::default() && self.value != preset {
+            return Err(PolicyError::Parse {
+                syntax: "policy",
+                message: format!("value_preset {name:?} and a [value] section: give one of them"),
+            });
+        }
+        Ok(preset)
+    }
+
+    /// Checks what serde cannot (a known preset, no conflicting `[value]`) and fills `value`
+    /// from the preset, so every reader of the policy sees the weights it uses.
+    fn resolved(mut self, syntax: &'static str) -> Result<PolicyConfig, PolicyError> {
+        self.value = self.value_config().map_err(|e| match e {
+            PolicyError::Parse { message, .. } => PolicyError::Parse { syntax, message },
+            other => other,
+        })?;
+        Ok(self)
     }
 
     /// Parses JSON when the text starts with `{`, TOML otherwise.

@@ -8,6 +8,6 @@ pub mod engine;
 mod strategy;
 pub mod validate;
 
-pub use config::{Cleanup, PolicyConfig, PolicyError, StrategyKind, BUILTIN};
+pub use config::{Cleanup, PolicyConfig, PolicyError, QuotaOrder, StrategyKind, ToolRule, BUILTIN};
 pub use engine::{ContextEntry, Decision, Engine, EngineOptions, EntryForm};
 pub use strategy::Hindsight;

@@ -8,6 +8,7 @@ use super::decision::EngineOptions;
 use crate::model::{Category, Chunk, ChunkId};
 use crate::recall::RecallIndex;
 use crate::references::Detector;
+use crate::time::timestamp_secs;
 use crate::tokens::TokenCounter;
 use crate::value::ValueEngine;
 use regex::Regex;
@@ -40,6 +41,8 @@ pub(crate) struct Item {
     pub(crate) pinned: bool,
     /// Arrival order (item indices shift when dropped items are compacted away).
     pub(crate) seq: u64,
+    /// Its timestamp, seconds since the epoch, when the trace gave one.
+    pub(crate) time: Option<f64>,
 }
 
 #[derive(Debug, Clone)]
@@ -58,6 +61,7 @@ pub(crate) enum Deferred {
     Add {
         chunk: Box<Chunk>,
         call: u32,
+        time: Option<f64>,
         observe: bool,
     },
     /// One agent message's output chunks, whose references to earlier chunks count as uses.
@@ -108,6 +112,8 @@ pub(crate) struct State {
     /// conversation and session cues), one document per chunk.
     pub(crate) recall: RecallIndex,
     pub(crate) summaries: Vec<Summary>,
+    /// The newest timestamp seen: "now" for wall-clock ages (the core reads no clock).
+    pub(crate) latest_time: Option<f64>,
 }
 
 impl State {
@@ -131,7 +137,7 @@ impl State {
             })
             .collect::<Result<_, _>>()?;
         Ok(State {
-            value: ValueEngine::new(config.value.clone()),
+            value: ValueEngine::new(config.value_config()?),
             config,
             options,
             counter,
@@ -154,6 +160,7 @@ impl State {
             eager_values,
             recall: RecallIndex::new(),
             summaries: Vec::new(),
+            latest_time: None,
         })
     }
 
@@ -222,9 +229,14 @@ impl State {
             chunk.category,
             Category::Assistant | Category::ToolCall | Category::Reasoning
         );
+        let time = chunk.meta.timestamp.as_deref().and_then(timestamp_secs);
+        if let Some(t) = time {
+            self.latest_time = Some(self.latest_time.map_or(t, |l| l.max(t)));
+        }
         self.defer(Deferred::Add {
             chunk: Box::new(chunk.clone()),
             call: self.call,
+            time,
             observe,
         });
         // Only an archive is ever searched: without offload the index would be dead weight.
@@ -256,6 +268,7 @@ impl State {
             added_call: self.call,
             pinned,
             seq: self.next_seq - 1,
+            time,
         });
     }
 
@@ -287,12 +300,13 @@ impl State {
                 Deferred::Add {
                     chunk,
                     call,
+                    time,
                     observe,
                 } => {
                     if observe {
                         self.detector.observe(&chunk);
                     }
-                    self.value.add(&chunk, call, None);
+                    self.value.add(&chunk, call, time);
                 }
                 Deferred::Outputs { call, chunks } => {
                     let refs: Vec<&Chunk> = chunks.iter().collect();

@@ -14,7 +14,7 @@ pub(crate) mod testing;
 mod value;
 mod window;
 
-use super::config::{PolicyConfig, PolicyError, StrategyKind};
+use super::config::{PolicyConfig, PolicyError, QuotaOrder, StrategyKind};
 use super::engine::decision::Decision;
 use super::engine::state::State;
 use std::sync::Arc;
@@ -52,10 +52,14 @@ pub(crate) fn for_policy(
     config: &PolicyConfig,
     hindsight: Option<&Hindsight>,
 ) -> Result<Arc<dyn Strategy>, PolicyError> {
-    let threshold = config.value_threshold.is_some();
+    let rules_read_values = config.value_threshold.is_some()
+        || config.quota_order == QuotaOrder::Value
+        || config.age_exempt_value.is_some();
     Ok(match config.strategy {
         StrategyKind::KeepAll => Arc::new(keep_all::KeepAll),
-        StrategyKind::Window => Arc::new(window::Window { threshold }),
+        StrategyKind::Window => Arc::new(window::Window {
+            reads_values: rules_read_values,
+        }),
         StrategyKind::Value => Arc::new(value::Value),
         StrategyKind::Oracle => match hindsight {
             Some(h) => Arc::new(oracle::Oracle::new(h.clone())),

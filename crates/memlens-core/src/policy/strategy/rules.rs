@@ -1,13 +1,14 @@
 //! MemLens' own rules, shared by the window and value strategies (they differ only in the order
-//! units go): max age and quotas, clearing old tool results, the value threshold, eviction to
+//! units go): per-tool rules, max age (calls, seconds) and quotas, clearing old tool results, the value threshold, eviction to
 //! the budget (compression first; with a cleanup rule, only past its trigger), a context that
 //! starts on a user message, and retrieval from the archive within the reserve.
 
 use super::super::compress::{compact_json, strip_markup, CompressKind};
-use super::super::config::{Compress, SummaryModel};
+use super::super::config::{Compress, JsonCompress, QuotaOrder, SummaryModel, ToolRule};
 use super::super::engine::decision::Decision;
 use super::super::engine::state::{State, Status, Summary};
-use crate::model::{Category, ChunkId};
+use crate::model::{Category, Chunk, ChunkId};
+use std::collections::HashMap;
 
 /// Units (with their item indices) in the order they go, first to go first.
 pub(crate) type EvictionOrder = fn(&State, &str) -> Vec<(u32, Vec<usize>)>;
@@ -20,7 +21,9 @@ pub(crate) fn apply(s: &mut State, query: &str, order: EvictionOrder, d: &mut De
         .offload
         .as_ref()
         .map_or(0, |o| (budget as f32 * o.reserve.clamp(0.0, 0.9)) as u32);
-    s.age_and_quotas(d);
+    s.apply_tool_rules(d);
+    s.evict_aged(query, d);
+    s.enforce_quotas(query, d);
     s.clear_old_tool_results(d);
     s.evict_below_threshold(query, d);
     s.evict_to(budget.saturating_sub(reserve), query, order, d);
@@ -38,17 +41,92 @@ pub(crate) fn oldest_first(s: &State, _query: &str) -> Vec<(u32, Vec<usize>)> {
         .collect()
 }
 
+/// Unprotected units with an active item, lowest value per token first (ties: oldest first):
+/// the value strategy's order, and quotas' with `quota_order = "value"`.
+pub(crate) fn by_value_per_token(s: &State, query: &str) -> Vec<(u32, Vec<usize>)> {
+    let units = oldest_first(s, query);
+    let ids: Vec<ChunkId> = units
+        .iter()
+        .flat_map(|(_, m)| m.iter().map(|&i| s.items[i].chunk.id))
+        .collect();
+    let values = s.value.values(
+        &ids,
+        s.call,
+        s.latest_time,
+        Some(query).filter(|q| !q.is_empty()),
+    );
+    let by_chunk: HashMap<ChunkId, f32> = ids.iter().copied().zip(values).collect();
+    let mut keyed: Vec<(f32, usize, (u32, Vec<usize>))> = units
+        .into_iter()
+        .enumerate()
+        .map(|(pos, (u, m))| {
+            let value: f32 = m
+                .iter()
+                .map(|&i| by_chunk.get(&s.items[i].chunk.id).copied().unwrap_or(0.0))
+                .sum();
+            let tokens: u32 = m.iter().map(|&i| s.items[i].tokens).sum();
+            (value / tokens.max(1) as f32, pos, (u, m))
+        })
+        .collect();
+    keyed.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    keyed.into_iter().map(|(_, _, u)| u).collect()
+}
+
+/// The placeholder a cleared tool result becomes.
+fn cleared_text(chunk: &Chunk) -> String {
+    format!(
+        "[tool result cleared: {} ({} tokens)]",
+        chunk.meta.tool_name.as_deref().unwrap_or("tool"),
+        chunk.content_tokens
+    )
+}
+
 impl State {
-    fn age_and_quotas(&mut self, d: &mut Decision) {
-        if let Some(max_age) = self.config.max_age_calls {
-            for (_, members) in self.active_units() {
-                let oldest = members.iter().map(|&i| self.items[i].added_call).min();
-                if oldest.is_some_and(|a| a + max_age < self.call) && !self.unit_protected(&members)
-                {
-                    let _ = self.evict_unit(&members, d);
-                }
+    /// Max age, in calls and in seconds (units worth `age_exempt_value` or more exempt).
+    fn evict_aged(&mut self, query: &str, d: &mut Decision) {
+        let (calls, secs) = (self.config.max_age_calls, self.config.max_age_seconds);
+        if calls.is_none() && secs.is_none() {
+            return;
+        }
+        let now = self.latest_time;
+        let aged: Vec<Vec<usize>> = self
+            .active_units()
+            .into_iter()
+            .map(|(_, m)| m)
+            .filter(|m| {
+                let by_calls = calls.is_some_and(|max| {
+                    let oldest = m.iter().map(|&i| self.items[i].added_call).min();
+                    oldest.is_some_and(|a| a + max < self.call)
+                });
+                let by_secs = match (secs, now) {
+                    (Some(max), Some(now)) => m
+                        .iter()
+                        .filter_map(|&i| self.items[i].time)
+                        .reduce(f64::min)
+                        .is_some_and(|oldest| now - oldest > max),
+                    _ => false,
+                };
+                (by_calls || by_secs) && !self.unit_protected(m)
+            })
+            .collect();
+        let exempt: Vec<bool> = match self.config.age_exempt_value {
+            Some(v) => self
+                .unit_best_values(&aged, query)
+                .into_iter()
+                .map(|best| best >= v)
+                .collect(),
+            None => vec![false; aged.len()],
+        };
+        for (members, exempt) in aged.iter().zip(exempt) {
+            if !exempt {
+                let _ = self.evict_unit(members, d);
             }
         }
+    }
+
+    /// Per-category quotas: past its share of the budget, a category gives up units oldest
+    /// first, or lowest value per token first (`quota_order = "value"`).
+    fn enforce_quotas(&mut self, query: &str, d: &mut Decision) {
         let quotas: Vec<(Category, f32)> =
             self.config.quotas.iter().map(|(c, q)| (*c, *q)).collect();
         for (category, share) in quotas {
@@ -59,8 +137,17 @@ impl State {
                 .filter(|it| it.status == Status::Active && it.chunk.category == category)
                 .map(|it| u64::from(it.tokens))
                 .sum();
-            // Oldest first within the category.
-            for (_, members) in self.active_units() {
+            if used <= cap {
+                continue;
+            }
+            let order = match self.config.quota_order {
+                QuotaOrder::Oldest => self.active_units(),
+                QuotaOrder::Value => {
+                    self.catch_up();
+                    by_value_per_token(self, query)
+                }
+            };
+            for (_, members) in order {
                 if used <= cap {
                     break;
                 }
@@ -77,6 +164,86 @@ impl State {
         }
     }
 
+    /// The rule for the tool whose call or result item `i` is, if the policy has one.
+    fn tool_rule(&self, i: usize) -> Option<&ToolRule> {
+        let tool = self.items[i].chunk.meta.tool_name.as_ref()?;
+        self.config.tools.get(tool)
+    }
+
+    /// False for results of a tool whose rule says `compress = false`.
+    fn compressible(&self, i: usize) -> bool {
+        self.tool_rule(i).is_none_or(|r| r.compress)
+    }
+
+    /// Per-tool rules on the results the model has seen: clear after N calls, keep only some
+    /// JSON fields. Under budget or not; protected chunks are exempt.
+    fn apply_tool_rules(&mut self, d: &mut Decision) {
+        if self.config.tools.is_empty() {
+            return;
+        }
+        for i in 0..self.items.len() {
+            let it = &self.items[i];
+            let seen = it.added_call < self.call;
+            let cleared = matches!(it.compressed, Some((CompressKind::Clear, _)));
+            if it.status != Status::Active
+                || it.chunk.category != Category::ToolResult
+                || !seen
+                || cleared
+                || self.protected(i)
+            {
+                continue;
+            }
+            let Some(rule) = self.tool_rule(i).filter(|r| r.compress).cloned() else {
+                continue;
+            };
+            let added = self.items[i].added_call;
+            if rule
+                .clear_after_calls
+                .is_some_and(|n| added + n < self.call)
+            {
+                let text = cleared_text(&self.items[i].chunk);
+                let _ = self.set_compressed(i, CompressKind::Clear, text, d);
+            } else if !rule.keep_fields.is_empty() && self.items[i].compressed.is_none() {
+                let only = JsonCompress {
+                    keep_fields: rule.keep_fields,
+                    max_array: usize::MAX,
+                    max_string: usize::MAX,
+                };
+                if let Some(text) = compact_json(&self.items[i].chunk.content, &only) {
+                    let _ = self.set_compressed(i, CompressKind::Json, text, d);
+                }
+            }
+        }
+    }
+
+    /// Each unit's value: its most valuable member's (what the threshold and the age exemption
+    /// compare).
+    fn unit_best_values(&mut self, units: &[Vec<usize>], query: &str) -> Vec<f32> {
+        if units.is_empty() {
+            return Vec::new();
+        }
+        self.catch_up();
+        let ids: Vec<ChunkId> = units
+            .iter()
+            .flat_map(|m| m.iter().map(|&i| self.items[i].chunk.id))
+            .collect();
+        let values = self.value.values(
+            &ids,
+            self.call,
+            self.latest_time,
+            Some(query).filter(|q| !q.is_empty()),
+        );
+        let mut values = values.into_iter();
+        units
+            .iter()
+            .map(|m| {
+                m.iter()
+                    .map(|_| values.next().unwrap_or(0.0))
+                    .fold(0.0f32, f32::max)
+            })
+            .collect()
+    }
+
     fn clear_old_tool_results(&mut self, d: &mut Decision) {
         let Some(after) = self.config.compress.clear_tool_results_after else {
             return;
@@ -88,12 +255,9 @@ impl State {
                 && it.compressed.is_none()
                 && it.added_call + after < self.call
                 && !self.protected(i)
+                && self.compressible(i)
             {
-                let text = format!(
-                    "[tool result cleared: {} ({} tokens)]",
-                    it.chunk.meta.tool_name.as_deref().unwrap_or("tool"),
-                    it.chunk.content_tokens
-                );
+                let text = cleared_text(&it.chunk);
                 let _ = self.set_compressed(i, CompressKind::Clear, text, d);
             }
         }
@@ -113,25 +277,10 @@ impl State {
             // Not yet seen by the model: it was added for this very call.
             .filter(|m| m.iter().all(|&i| self.items[i].added_call < self.call))
             .collect();
-        if units.is_empty() {
-            return;
-        }
-        self.catch_up();
-        let ids: Vec<ChunkId> = units
-            .iter()
-            .flat_map(|m| m.iter().map(|&i| self.items[i].chunk.id))
-            .collect();
-        let values =
-            self.value
-                .values(&ids, self.call, None, Some(query).filter(|q| !q.is_empty()));
-        let mut values = values.into_iter();
-        for members in units {
-            let best = members
-                .iter()
-                .map(|_| values.next().unwrap_or(0.0))
-                .fold(0.0f32, f32::max);
+        let best = self.unit_best_values(&units, query);
+        for (members, best) in units.iter().zip(best) {
             if best < threshold {
-                self.evict_unit(&members, d);
+                self.evict_unit(members, d);
             }
         }
     }
@@ -215,7 +364,7 @@ impl State {
     /// Tries the configured compressions on one item; returns the tokens saved.
     fn try_compress(&mut self, i: usize, rules: &Compress, d: &mut Decision) -> u64 {
         let it = &self.items[i];
-        if it.status != Status::Active || it.compressed.is_some() {
+        if it.status != Status::Active || it.compressed.is_some() || !self.compressible(i) {
             return 0;
         }
         let content = &it.chunk.content;
@@ -293,5 +442,222 @@ impl State {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::model::Category::{Assistant, System, ToolResult, User};
+    use crate::policy::strategy::testing::{builtin, engine, Script};
+    use crate::policy::{EntryForm, PolicyConfig, PolicyError, QuotaOrder, ToolRule};
+    use crate::value::{Label, ValueConfig};
+
+    fn with_tool(name: &str, rule: ToolRule) -> PolicyConfig {
+        let mut p = builtin("window");
+        p.tools.insert(name.into(), rule);
+        p
+    }
+
+    fn text_of(s: &Script, d: &crate::policy::Decision, key: &str) -> Option<String> {
+        let id = s.id(key);
+        d.entries
+            .iter()
+            .find(|e| e.chunk == Some(id))
+            .and_then(|e| e.text.clone())
+    }
+
+    /// sys, u1, then a `web_search` call whose result has a summary, links and a big raw page,
+    /// and a `bash` call with its output; then a1, u2.
+    fn searches() -> Script {
+        let mut s = Script::default();
+        s.msg("sys", System, 10).msg("u1", User, 10);
+        s.call("c1", "web_search", 10, true)
+            .result("r1", "c1", "web_search", 400)
+            .content(&format!(
+                r#"{{"summary":"fares rose","top_3_links":["a","b","c"],"raw":"{}"}}"#,
+                "page ".repeat(300)
+            ));
+        s.call("c2", "bash", 10, true)
+            .result("r2", "c2", "bash", 300)
+            .content(&"line of output\n".repeat(40));
+        s.msg("a1", Assistant, 10).msg("u2", User, 10);
+        s
+    }
+
+    #[test]
+    fn a_tool_rule_keeps_only_the_named_fields_once_the_model_has_seen_the_result() {
+        let s = searches();
+        let policy = with_tool(
+            "web_search",
+            ToolRule {
+                keep_fields: vec!["summary".into(), "top_3_links".into()],
+                ..ToolRule::default()
+            },
+        );
+        let mut e = engine(policy, 100_000);
+        // Call 0 right after the result: the model sees it whole. Call 1: only the fields.
+        let d = s.run(&mut e, &[4, s.chunks.len()]);
+        assert_eq!(text_of(&s, &d[0], "r1"), None);
+        assert_eq!(
+            text_of(&s, &d[1], "r1").as_deref(),
+            Some(r#"{"summary":"fares rose","top_3_links":["a","b","c"]}"#)
+        );
+        // Under budget, the other tool's result is untouched.
+        assert_eq!(text_of(&s, &d[1], "r2"), None);
+    }
+
+    #[test]
+    fn a_tool_rule_clears_its_results_after_n_calls() {
+        let s = searches();
+        let rule = ToolRule {
+            clear_after_calls: Some(1),
+            ..ToolRule::default()
+        };
+        let mut e = engine(with_tool("bash", rule), 100_000);
+        // r2 arrives for call 0; at call 1 it is 1 call old (kept), at call 2 older: cleared.
+        let d = s.run(&mut e, &[6, 7, s.chunks.len()]);
+        assert_eq!(text_of(&s, &d[1], "r2"), None);
+        assert_eq!(
+            text_of(&s, &d[2], "r2").as_deref(),
+            Some("[tool result cleared: bash (300 tokens)]")
+        );
+    }
+
+    #[test]
+    fn never_compress_a_tool_spares_it_from_clearing_and_compression() {
+        let s = searches();
+        let mut policy = with_tool(
+            "web_search",
+            ToolRule {
+                compress: false,
+                ..ToolRule::default()
+            },
+        );
+        policy.compress.clear_tool_results_after = Some(0);
+        let mut e = engine(policy, 100_000);
+        let d = s.run(&mut e, &[6, s.chunks.len()]);
+        assert_eq!(
+            text_of(&s, &d[1], "r1"),
+            None,
+            "web_search results are never compressed"
+        );
+        assert!(
+            text_of(&s, &d[1], "r2").is_some(),
+            "bash results are cleared as usual"
+        );
+    }
+
+    #[test]
+    fn quotas_by_value_give_up_the_least_valuable_unit_not_the_oldest() {
+        let s = searches();
+        let mut policy = builtin("window");
+        // Tool results may hold 500 of 100,000 tokens: one of r1 (400) and r2 (300) must go.
+        policy.quotas.insert(ToolResult, 0.005);
+        let oldest = s.decide(policy.clone(), 100_000);
+        assert!(
+            !s.keys(&oldest).contains(&"r1".to_string()),
+            "oldest first: r1 goes"
+        );
+        policy.quota_order = QuotaOrder::Value;
+        let mut e = engine(policy, 100_000);
+        for c in &s.chunks {
+            e.add(c);
+        }
+        // The bash call and its output are labelled useless (value 0): that unit goes first.
+        e.label(s.id("c2"), Some(Label::Useless));
+        e.label(s.id("r2"), Some(Label::Useless));
+        let keys = s.keys(&e.context(None));
+        assert!(
+            keys.contains(&"r1".to_string()) && !keys.contains(&"r2".to_string()),
+            "{keys:?}"
+        );
+    }
+
+    /// u1 and a1 100 and 90 seconds before u2.
+    fn timed() -> Script {
+        let mut s = Script::default();
+        s.msg("sys", System, 10)
+            .msg("u1", User, 10)
+            .at("2026-12-01T10:00:00Z")
+            .msg("a1", Assistant, 10)
+            .at("2026-12-01T10:00:10Z")
+            .msg("u2", User, 10)
+            .at("2026-12-01T10:01:40Z");
+        s
+    }
+
+    #[test]
+    fn max_age_in_seconds_reads_the_traces_own_clock() {
+        let mut s = Script::default();
+        s.msg("sys", System, 10)
+            .msg("u1", User, 10)
+            .at("2026-12-01T10:00:00Z")
+            .msg("a1", Assistant, 10)
+            .at("2026-12-01T10:00:10Z")
+            .msg("u2", User, 10)
+            .at("2026-12-01T10:00:20Z")
+            .msg("a2", Assistant, 10)
+            .at("2026-12-01T10:00:30Z")
+            .msg("u3", User, 10)
+            .at("2026-12-01T10:01:40Z");
+        let mut policy = builtin("window");
+        policy.max_age_seconds = Some(95.0);
+        // u1 is 100 s old: out; a1 (90 s) may stay, but the context would start on it, so it
+        // goes too. The system prompt has no time: it never ages.
+        assert_eq!(
+            s.keys(&s.decide(policy.clone(), 10_000)),
+            ["sys", "u2", "a2", "u3"]
+        );
+        policy.max_age_seconds = Some(50.0);
+        // Everything but u3 (0 s) is older than 50 s.
+        assert_eq!(s.keys(&s.decide(policy, 10_000)), ["sys", "u3"]);
+    }
+
+    #[test]
+    fn units_worth_enough_are_exempt_from_max_age() {
+        let s = timed();
+        let mut policy = builtin("window");
+        policy.max_age_seconds = Some(50.0);
+        policy.age_exempt_value = Some(0.01);
+        let mut e = engine(policy, 10_000);
+        for c in &s.chunks {
+            e.add(c);
+        }
+        e.label(s.id("a1"), Some(Label::Useless));
+        let u1 = e.value_engine().values(&[s.id("u1")], 0, None, None)[0];
+        assert!(
+            u1 >= 0.01,
+            "premise: an unlabelled user turn is worth more than 0.01 ({u1})"
+        );
+        // a1 (value 0) ages out; u1 is exempt.
+        assert_eq!(s.keys(&e.context(None)), ["sys", "u1", "u2"]);
+    }
+
+    #[test]
+    fn a_value_preset_is_selected_by_key() {
+        let p = PolicyConfig::parse(r#"{"strategy": "value", "value_preset": "coding-agent"}"#)
+            .expect("a known preset");
+        assert_eq!(
+            p.value,
+            ValueConfig::preset("coding-agent").expect("listed")
+        );
+        let toml = "strategy = \"value\"\nvalue_preset = \"support-bot\"\n";
+        assert_eq!(
+            PolicyConfig::parse(toml).expect("toml").value,
+            ValueConfig::preset("support-bot").expect("listed")
+        );
+        let err = PolicyConfig::parse(r#"{"value_preset": "lawyer"}"#).expect_err("unknown");
+        assert!(
+            err.to_string().contains("support-bot, coding-agent"),
+            "{err}"
+        );
+        let both = r#"{"value_preset": "research", "value": {"popularity_scale": 99}}"#;
+        assert!(matches!(
+            PolicyConfig::parse(both),
+            Err(PolicyError::Parse { .. })
+        ));
+        // The exported policy replays the same.
+        assert_eq!(PolicyConfig::parse(&p.to_json()).expect("round trip"), p);
+        let _ = EntryForm::Original;
     }
 }

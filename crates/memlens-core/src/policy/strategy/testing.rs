@@ -55,6 +55,46 @@ impl Script {
         self
     }
 
+    /// Sets the last chunk's content (its tokens stay as given).
+    pub(crate) fn content(&mut self, text: &str) -> &mut Script {
+        if let Some(c) = self.chunks.last_mut() {
+            c.content = text.to_string();
+        }
+        self
+    }
+
+    /// Sets the last chunk's timestamp.
+    pub(crate) fn at(&mut self, timestamp: &str) -> &mut Script {
+        if let Some(c) = self.chunks.last_mut() {
+            c.meta.timestamp = Some(timestamp.to_string());
+        }
+        self
+    }
+
+    /// The id of the chunk with this key.
+    pub(crate) fn id(&self, key: &str) -> ChunkId {
+        self.chunks
+            .iter()
+            .find(|c| c.key == key)
+            .map(|c| c.id)
+            .expect("the test names a key of its script")
+    }
+
+    /// Runs a live engine, asking for a context after each chunk count in `calls_after`
+    /// (ascending); returns the decisions.
+    pub(crate) fn run(&self, engine: &mut Engine, calls_after: &[usize]) -> Vec<Decision> {
+        let mut out = Vec::new();
+        let mut next = 0;
+        for &n in calls_after {
+            for c in &self.chunks[next..n] {
+                engine.add(c);
+            }
+            next = n;
+            out.push(engine.context(None));
+        }
+        out
+    }
+
     /// Runs a live engine over the whole script and decides one context at the end.
     pub(crate) fn decide(&self, policy: PolicyConfig, budget: u32) -> Decision {
         let mut engine = engine(policy, budget);

@@ -8,8 +8,8 @@ use crate::policy::engine::state::State;
 /// Oldest first.
 #[derive(Debug)]
 pub(crate) struct Window {
-    /// A value threshold is set: values are read (to find what is below it).
-    pub(crate) threshold: bool,
+    /// A rule reads values (the value threshold, quotas by value, the age exemption).
+    pub(crate) reads_values: bool,
 }
 
 impl Strategy for Window {
@@ -22,7 +22,7 @@ impl Strategy for Window {
     }
 
     fn reads_values(&self) -> bool {
-        self.threshold
+        self.reads_values
     }
 }
 
