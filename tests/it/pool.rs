@@ -381,3 +381,57 @@ fn set_policy_switches_mid_run_as_if_the_new_policy_had_run_from_the_start() {
         Err(PoolError::NeedsHindsight(_))
     ));
 }
+
+#[test]
+fn the_pools_cost_estimate_is_prompt_cache_aware_like_the_simulator() {
+    let path = crate::root().join("../shared/data/traces/tau-bench-gpt-4o-airline.json");
+    let raw: Vec<Value> =
+        serde_json::from_slice(&std::fs::read(&path).expect("tau-bench")).expect("JSON");
+    let mut traces = crate::import_path(&path).expect("import").traces;
+    let prices = PriceTable::builtin();
+    let (_, price) = prices.lookup("gpt-4o").expect("gpt-4o is priced");
+    let out_rate = price.output.expect("output price") / 1e6;
+    let mut cached_calls = 0;
+    for (record, trace) in raw.iter().zip(&mut traces).take(10) {
+        trace.model = Some("gpt-4o".into());
+        let sim = simulate_trace(
+            trace,
+            &detect(trace),
+            &PolicyConfig::builtin("window").unwrap(),
+            4000,
+            &prices,
+        )
+        .expect("simulate");
+        let mut p = pool("window", 4000, false);
+        for m in record["traj"].as_array().expect("traj") {
+            if m["role"] == "assistant" {
+                p.context(None);
+            }
+            p.add(m.clone()).unwrap();
+        }
+        // The simulator's cost of each call is its input (cache-aware) plus its output.
+        let output: f64 = trace
+            .calls
+            .iter()
+            .map(|c| {
+                c.output
+                    .iter()
+                    .map(|&id| f64::from(trace.chunk(id).tokens))
+                    .sum::<f64>()
+            })
+            .sum::<f64>()
+            * out_rate;
+        let want = sim.totals.cost_usd.expect("priced") - output;
+        let got = p.stats().est_input_cost_usd.expect("priced");
+        assert!(
+            (got - want).abs() < 1e-9,
+            "{}: pool {got} vs simulator {want}",
+            trace.id
+        );
+        cached_calls += sim.calls.iter().filter(|c| c.cached_tokens > 0).count();
+    }
+    assert!(
+        cached_calls > 0,
+        "some calls hit the cache, so the check means something"
+    );
+}

@@ -56,6 +56,49 @@ pub struct ModelPrice {
     pub context_window: Option<u64>,
 }
 
+/// Tokens of one call by how they are billed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BilledTokens {
+    /// Input tokens not read from (or written to) the prompt cache.
+    pub uncached_input: u64,
+    /// Input tokens read from the prompt cache.
+    pub cache_read: u64,
+    /// Input tokens written to the prompt cache.
+    pub cache_write: u64,
+    /// Output tokens.
+    pub output: u64,
+}
+
+impl ModelPrice {
+    /// What one call costs, USD: each kind of token at its rate, cache reads and writes at the
+    /// input rate where the table has none. `None` without an input or an output price. The one
+    /// place a call's price is multiplied out: trace cost, the simulator and the live pool use it.
+    pub fn call_usd(&self, t: BilledTokens) -> Option<f64> {
+        let input = self.input?;
+        let output = self.output?;
+        Some(
+            per_token(input) * t.uncached_input as f64
+                + per_token(self.cache_read.unwrap_or(input)) * t.cache_read as f64
+                + per_token(self.cache_write.unwrap_or(input)) * t.cache_write as f64
+                + per_token(output) * t.output as f64,
+        )
+    }
+
+    /// USD of `tokens` input tokens of which `cached` are read from the prompt cache (a
+    /// chunk's share of a call, or a live context before its output exists).
+    pub fn input_usd(&self, tokens: u64, cached: u64) -> Option<f64> {
+        let input = self.input?;
+        let read = self.cache_read.unwrap_or(input);
+        let cached = cached.min(tokens);
+        Some(per_token(input) * (tokens - cached) as f64 + per_token(read) * cached as f64)
+    }
+}
+
+/// USD of `tokens` at a price in USD per million tokens.
+pub fn usd_at(tokens: f64, usd_per_mtok: f64) -> f64 {
+    tokens * per_token(usd_per_mtok)
+}
+
 /// A price table: header plus prices by model name.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PriceTable {
@@ -275,24 +318,18 @@ pub fn trace_cost(trace: &Trace, prices: &PriceTable) -> TraceCost {
                 .map_or(0, |m| m.cached_tokens(shared_prefix_tokens)),
         };
         let cost_usd = price.and_then(|(_, p)| {
-            let in_price = p.input?;
-            let out_price = p.output?;
-            let read_price = p.cache_read.unwrap_or(in_price);
-            let write_price = p.cache_write.unwrap_or(in_price);
-            let uncached = input
-                .saturating_sub(cached_input)
-                .saturating_sub(cache_write);
-            Some(
-                per_token(in_price) * uncached as f64
-                    + per_token(read_price) * cached_input as f64
-                    + per_token(write_price) * cache_write as f64
-                    + per_token(out_price) * output as f64,
-            )
+            p.call_usd(BilledTokens {
+                uncached_input: input
+                    .saturating_sub(cached_input)
+                    .saturating_sub(cache_write),
+                cache_read: cached_input,
+                cache_write,
+                output,
+            })
         });
         all_priced &= cost_usd.is_some();
         // Attribute input cost to chunks: the first `cached_input` tokens of the input are the
         // cached prefix, priced at the cache-read rate.
-        let rates = price.and_then(|(_, p)| Some((p.input?, p.cache_read.or(p.input)?)));
         let mut position = 0u64;
         for &id in &call.input {
             let t = u64::from(trace.chunk(id).tokens);
@@ -302,9 +339,8 @@ pub fn trace_cost(trace: &Trace, prices: &PriceTable) -> TraceCost {
             cc.calls_carried += 1;
             cc.token_calls += t;
             cc.cached_token_calls += cached;
-            if let Some((in_rate, read_rate)) = rates {
-                chunk_usd[id.index()] +=
-                    per_token(in_rate) * (t - cached) as f64 + per_token(read_rate) * cached as f64;
+            if let Some(usd) = price.and_then(|(_, p)| p.input_usd(t, cached)) {
+                chunk_usd[id.index()] += usd;
             }
         }
         calls.push(CallCost {

@@ -30,7 +30,7 @@
 //! assert_eq!(report.totals.violations, 0);
 //! ```
 
-use crate::cost::{shared_prefix_len, CacheModel, PriceTable};
+use crate::cost::{shared_prefix_len, BilledTokens, CacheModel, PriceTable};
 use crate::model::Call;
 use crate::model::{ChunkId, Trace};
 use crate::policy::validate::{check, Violation};
@@ -248,15 +248,12 @@ pub fn simulate_trace(
             .map(|&id| u64::from(trace.chunk(id).tokens))
             .sum();
         let cost = |input: u64, cached: u64| -> Option<f64> {
-            let p = price.as_ref()?;
-            let (inp, out) = (p.input?, p.output?);
-            let read = p.cache_read.unwrap_or(inp);
-            Some(
-                (input.saturating_sub(cached) as f64 * inp
-                    + cached as f64 * read
-                    + output as f64 * out)
-                    / 1e6,
-            )
+            price.as_ref()?.call_usd(BilledTokens {
+                uncached_input: input.saturating_sub(cached),
+                cache_read: cached,
+                cache_write: 0,
+                output,
+            })
         };
         let cost_usd = cost(decision.tokens, cached).map(|c| c + decision.summary_cost_usd);
         let full_cost_usd = cost(full_input, full_cached);

@@ -4,12 +4,14 @@
 
 use crate::render::{self, PartState, Slot};
 use memlens_core::builder::{CallInfo, TraceBuilder};
-use memlens_core::cost::PriceTable;
+use memlens_core::cost::{CacheModel, ModelPrice, PriceTable};
 use memlens_core::policy::{
     ContextEntry, Decision, Engine, EngineOptions, EntryForm, PolicyConfig, PolicyError,
     StrategyKind,
 };
-use memlens_core::tokens::{self, count_chunk, Encoding, EncodingChoice, TokenCounter};
+use memlens_core::tokens::{
+    self, count_chunk, Encoding, EncodingChoice, TokenCounter, REPLY_PRIMING_TOKENS,
+};
 use memlens_core::value::{ChunkValue, Label};
 use memlens_core::{Category, ChunkId, Usage};
 use memlens_import::live::{self, Dialect};
@@ -174,9 +176,12 @@ pub struct PoolStats {
     pub sent_tokens: u64,
     /// Input tokens keeping everything would have sent over the same calls.
     pub full_tokens: u64,
-    /// Estimated input cost of the contexts sent, USD (`None`: unpriced model).
+    /// Estimated input cost of the contexts sent, USD (`None`: unpriced model), prompt-cache
+    /// aware as the simulator is: the prefix shared with the previous context is priced at the
+    /// cache-read rate where the provider caches automatically (OpenAI).
     pub est_input_cost_usd: Option<f64>,
-    /// Estimated input cost of keeping everything over the same calls, USD.
+    /// Estimated input cost of keeping everything over the same calls, USD (cache-aware too:
+    /// keeping everything, each context extends the previous one).
     pub full_input_cost_usd: Option<f64>,
     /// Input tokens the provider reported (`recordUsage`), summed.
     pub reported_input_tokens: u64,
@@ -219,6 +224,8 @@ pub struct Pool {
     counter: TokenCounter,
     engine: Engine,
     input_usd_per_mtok: Option<f64>,
+    /// The model's prices and its provider's automatic prompt cache, when priced.
+    price: Option<(ModelPrice, Option<CacheModel>)>,
     messages: Vec<StoredMessage>,
     /// Chunk id -> message index.
     chunk_message: Vec<u32>,
@@ -265,11 +272,12 @@ impl Pool {
         }
         let counter = counter_for(options.model.as_deref())?;
         options.policy = live_policy(options.policy, options.summarizer)?;
-        let input_usd_per_mtok = options
+        let price = options
             .model
             .as_deref()
             .and_then(|m| prices().lookup(m))
-            .and_then(|(_, p)| p.input);
+            .map(|(_, p)| (p.clone(), CacheModel::for_provider(p.provider.as_deref())));
+        let input_usd_per_mtok = price.as_ref().and_then(|(p, _)| p.input);
         let engine = Engine::new(
             options.policy.clone(),
             EngineOptions {
@@ -296,6 +304,7 @@ impl Pool {
             counter,
             engine,
             input_usd_per_mtok,
+            price,
             messages: Vec::new(),
             chunk_message: Vec::new(),
             pending: None,
@@ -435,12 +444,30 @@ impl Pool {
         self.stats.over_budget_calls += u32::from(d.over_budget);
         self.stats.sent_tokens += d.tokens;
         self.stats.full_tokens += d.full_tokens;
-        if let Some(p) = self.input_usd_per_mtok {
+        if let Some((price, cache)) = &self.price {
+            // The prefix shared with the previous context (entry by entry, as the simulator
+            // compares them); keeping everything, the previous context is the prefix.
+            let (prefix, full_prefix) = match &self.last {
+                Some(prev) => (
+                    d.entries
+                        .iter()
+                        .zip(&prev.entries)
+                        .take_while(|(a, b)| (a.chunk, a.tokens) == (b.chunk, b.tokens))
+                        .map(|(a, _)| u64::from(a.tokens))
+                        .sum::<u64>(),
+                    prev.full_tokens
+                        .saturating_sub(u64::from(REPLY_PRIMING_TOKENS)),
+                ),
+                None => (0, 0),
+            };
+            let cached = |p: u64| cache.map_or(0, |m| m.cached_tokens(p));
             if let Some(c) = self.stats.est_input_cost_usd.as_mut() {
-                *c += d.tokens as f64 * p / 1e6;
+                *c += price.input_usd(d.tokens, cached(prefix)).unwrap_or(0.0);
             }
             if let Some(c) = self.stats.full_input_cost_usd.as_mut() {
-                *c += d.full_tokens as f64 * p / 1e6;
+                *c += price
+                    .input_usd(d.full_tokens, cached(full_prefix))
+                    .unwrap_or(0.0);
             }
         }
         self.dropped.extend(d.evicted.iter().copied());

@@ -183,6 +183,15 @@ pub struct SummaryModel {
     pub output_usd_per_mtok: f64,
 }
 
+impl SummaryModel {
+    /// The modeled cost of summarizing `input_tokens` into `summary_tokens`, USD.
+    pub fn cost_usd(&self, input_tokens: u64, summary_tokens: u32) -> f64 {
+        (input_tokens as f64 * self.input_usd_per_mtok
+            + f64::from(summary_tokens) * self.output_usd_per_mtok)
+            / 1e6
+    }
+}
+
 impl Default for SummaryModel {
     fn default() -> Self {
         // gpt-4o-mini prices as a cheap summarizer.

@@ -399,16 +399,14 @@ impl State {
         };
         let tokens: u64 = items.iter().map(|&i| u64::from(self.items[i].tokens)).sum();
         let summary_tokens = ((tokens as f64 * model.ratio).ceil() as u32).max(1);
-        let cost = (tokens as f64 * model.input_usd_per_mtok
-            + f64::from(summary_tokens) * model.output_usd_per_mtok)
-            / 1e6;
+        let cost = model.cost_usd(tokens, summary_tokens);
         // Cost-benefit: tokens saved on each expected remaining call (as many as so far).
         let saved = tokens.saturating_sub(u64::from(summary_tokens)) as f64;
         let remaining = f64::from(self.call.max(1));
         let benefit = self
             .options
             .input_usd_per_mtok
-            .map_or(f64::INFINITY, |p| saved * remaining * p / 1e6);
+            .map_or(f64::INFINITY, |p| crate::cost::usd_at(saved * remaining, p));
         if benefit < cost * self.config.compress.min_benefit.unwrap_or(1.0) {
             return;
         }

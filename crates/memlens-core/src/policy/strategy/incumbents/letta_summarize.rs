@@ -73,9 +73,7 @@ impl Strategy for LettaSummarize {
                 covers.push(s.items[i].chunk.id);
             }
             let summary_tokens = ((covered_tokens as f64 * model.ratio).ceil() as u32).max(1);
-            d.summary_cost_usd += (covered_tokens as f64 * model.input_usd_per_mtok
-                + f64::from(summary_tokens) * model.output_usd_per_mtok)
-                / 1e6;
+            d.summary_cost_usd += self.model.cost_usd(covered_tokens, summary_tokens);
             let at = s.summaries.first().map_or(s.items[items[0]].seq, |first| {
                 first.at.min(s.items[items[0]].seq)
             });
