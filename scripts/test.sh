@@ -12,6 +12,8 @@ WASM_CRATES=(-p memlens-core -p memlens-import -p memlens-wasm)
 
 step "cargo fmt --check"
 cargo fmt --all -- --check
+step "size check (core files <= 800 lines, functions <= 120)"
+python3 scripts/size_check.py
 step "clippy (native)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 step "clippy (wasm32: core, importers, npm layer, web app)"

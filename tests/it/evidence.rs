@@ -2,10 +2,10 @@
 //! numbers, budgets, the oracle bound and determinism. See `docs/bench-evidence.md`.
 
 use crate::{import_path, root};
-use memlens_core::evidence::{
-    self, Analyzer, Benchmark, Bm25, ContextBuilder, Oracle, Recency, Row,
-};
 use memlens_core::Trace;
+use memlens_evidence::{
+    self as evidence, Analyzer, Benchmark, Bm25, ContextBuilder, Oracle, Recency, Row,
+};
 use std::sync::OnceLock;
 
 const BUDGETS: [u32; 4] = evidence::ANCHOR_BUDGETS;

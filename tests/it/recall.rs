@@ -3,9 +3,10 @@
 //! deterministic. See `docs/recall.md`.
 
 use crate::{import_path, root};
-use memlens_core::evidence::{self, Benchmark, Bm25, ContextBuilder, Row};
-use memlens_core::recall::{index_conversation, MemLensRecall, RecallIndex, RecallParams};
+use memlens_core::recall::{RecallIndex, RecallParams};
 use memlens_core::Trace;
+use memlens_evidence::recall::{index_conversation, MemLensRecall};
+use memlens_evidence::{self as evidence, Benchmark, Bm25, ContextBuilder, Row};
 use std::sync::OnceLock;
 
 const BUDGETS: [u32; 4] = evidence::ANCHOR_BUDGETS;

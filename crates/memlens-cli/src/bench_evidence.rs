@@ -1,15 +1,15 @@
 //! `memlens bench-evidence LOCOMO.json [--budgets 1000,2000,4000,8000] [--json]`: the evidence
-//! benchmark (see `docs/bench-evidence.md` and `memlens_core::evidence`). Imports the file, runs
+//! benchmark (see `docs/bench-evidence.md` and `memlens_evidence`). Imports the file, runs
 //! every strategy of [`builders`] at every budget, times each row, prints the all-evidence rates
 //! beside the reference (anchor) numbers.
 
 use crate::out::{out, outln};
 use crate::read;
-use memlens_core::evidence::{
+use memlens_core::tokens::encoding_for_model;
+use memlens_evidence::{
     Benchmark, Bm25, ContextBuilder, Oracle, PolicyBuilder, Recency, Row, ANCHORS, ANCHOR_BUDGETS,
     SCORED_CATEGORIES,
 };
-use memlens_core::tokens::encoding_for_model;
 use memlens_import::{import, ImportOptions};
 use serde::Serialize;
 use std::path::Path;
@@ -29,11 +29,11 @@ pub fn builders() -> Vec<Box<dyn ContextBuilder>> {
         Box::new(PolicyBuilder::new(policy("value"))),
         Box::new(PolicyBuilder::new(policy("value-offload"))),
         Box::new(PolicyBuilder::new(policy("recall"))),
-        // MemLens recall (memlens_core::recall, docs/recall.md) and its ablations.
-        Box::new(memlens_core::recall::MemLensRecall::new()),
+        // MemLens recall (memlens_core::recall via memlens_evidence::recall, docs/recall.md) and its ablations.
+        Box::new(memlens_evidence::recall::MemLensRecall::new()),
     ];
     out.extend(
-        memlens_core::recall::MemLensRecall::ablations()
+        memlens_evidence::recall::MemLensRecall::ablations()
             .into_iter()
             .map(|b| Box::new(b) as Box<dyn ContextBuilder>),
     );
@@ -119,7 +119,7 @@ pub fn run(file: &Path, budgets: &[u32], json: bool) -> Result<ExitCode, String>
     let indices: Vec<_> = bench
         .conversations()
         .iter()
-        .map(memlens_core::recall::index_conversation)
+        .map(memlens_evidence::recall::index_conversation)
         .collect();
     let build_ms = ms(started);
     let turns: usize = indices.iter().map(|ix| ix.len()).sum();

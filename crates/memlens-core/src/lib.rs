@@ -29,7 +29,6 @@ pub mod analysis;
 pub mod builder;
 pub mod compaction;
 pub mod cost;
-pub mod evidence;
 pub mod model;
 pub mod policy;
 pub mod recall;

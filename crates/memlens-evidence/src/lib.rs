@@ -1,5 +1,11 @@
 //! The evidence benchmark: does a context strategy keep the turns a question needs?
 //!
+//! A crate of its own, outside `memlens-core`: the benchmark drives the policy engine
+//! ([`PolicyBuilder`]) and MemLens recall ([`recall::MemLensRecall`]), while the engine itself
+//! only needs the core's [`memlens_core::recall::RecallIndex`]; keeping the benchmark here keeps
+//! the core free of a `policy -> recall -> benchmark -> policy` cycle. Pure like the core: no I/O
+//! and no clock; hosts (`memlens bench-evidence`) read the files and time the runs.
+//!
 //! Each question of a conversation (a [`Probe`], e.g. LoCoMo QA) arrives after the last turn. A
 //! [`ContextBuilder`] picks turns for a context of at most `budget` tokens, seeing only the
 //! conversation and the question text. A question is answered when **every** evidence turn is in
@@ -15,12 +21,10 @@
 //! `[shares a photo: ...]` caption) and costs the tokens of that text in the trace's encoding
 //! (o200k when the trace names no model), with no chat framing. BM25 indexes the same text.
 //!
-//! Pure: no I/O and no clock; hosts time the runs.
-//!
 //! ```
 //! use memlens_core::builder::{Message, TraceBuilder};
-//! use memlens_core::evidence::{self, Bm25, ContextBuilder, Oracle, Recency};
 //! use memlens_core::{ChunkMeta, Probe};
+//! use memlens_evidence::{self as evidence, Bm25, ContextBuilder, Oracle, Recency};
 //!
 //! let mut b = TraceBuilder::new("conv", "locomo");
 //! let turns = [
@@ -53,10 +57,13 @@
 //! assert_eq!(rate("oracle"), Some(1.0));
 //! ```
 
-use crate::model::{Chunk, ChunkId, Probe, Trace};
-use crate::retrieval::Bm25Index;
-use crate::text::words;
-use crate::tokens::TokenCounter;
+pub mod recall;
+
+use memlens_core::recall::Fill;
+use memlens_core::retrieval::Bm25Index;
+use memlens_core::text::words;
+use memlens_core::tokens::TokenCounter;
+use memlens_core::{Chunk, ChunkId, Probe, Trace};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 
@@ -122,7 +129,7 @@ pub enum Analyzer {
     /// reference BM25 numbers of the benchmark.
     #[default]
     Words,
-    /// MemLens' analyzer ([`crate::text::terms`]): stop words removed, light stemming.
+    /// MemLens' analyzer ([`memlens_core::text::terms`]): stop words removed, light stemming.
     Terms,
 }
 
@@ -150,7 +157,7 @@ pub fn render_turn(chunk: &Chunk) -> String {
     }
 }
 
-/// Text whose [`crate::text::terms`] are exactly its lowercase words: each word gets a `_`
+/// Text whose [`memlens_core::text::terms`] are exactly its lowercase words: each word gets a `_`
 /// suffix, which no stop word has and which keeps the stemmer (alphabetic words only) off. This
 /// lets the shared [`Bm25Index`] run with the [`Analyzer::Words`] analysis.
 fn verbatim(text: &str) -> String {
@@ -263,45 +270,9 @@ impl<'a> Conversation<'a> {
     }
 }
 
-/// A context being filled: the turns taken so far and their tokens (shared with `recall`).
-pub(crate) struct Fill<'c> {
-    tokens: &'c [u32],
-    pub(crate) budget: u64,
-    pub(crate) used: u64,
-    taken: Vec<bool>,
-    pub(crate) out: Vec<usize>,
-}
-
-impl<'c> Fill<'c> {
-    fn new(conv: &'c Conversation<'_>, budget: u32) -> Fill<'c> {
-        Fill::with_tokens(&conv.tokens, budget)
-    }
-
-    /// An empty context over turns costing `tokens`.
-    pub(crate) fn with_tokens(tokens: &'c [u32], budget: u32) -> Fill<'c> {
-        Fill {
-            tokens,
-            budget: u64::from(budget),
-            used: 0,
-            taken: vec![false; tokens.len()],
-            out: Vec::new(),
-        }
-    }
-
-    /// Adds turn `i` if it is not in yet and fits; true when it is in the context afterwards.
-    pub(crate) fn add(&mut self, i: usize) -> bool {
-        if self.taken[i] {
-            return true;
-        }
-        let cost = u64::from(self.tokens[i]);
-        if self.used + cost > self.budget {
-            return false;
-        }
-        self.used += cost;
-        self.taken[i] = true;
-        self.out.push(i);
-        true
-    }
+/// An empty context of at most `budget` tokens over the turns of `conv`.
+fn empty_context<'c>(conv: &'c Conversation<'_>, budget: u32) -> Fill<'c> {
+    Fill::with_tokens(&conv.tokens, budget)
 }
 
 /// Keeps the newest turns: walks back from the last turn and stops at the first that does not
@@ -315,7 +286,7 @@ impl ContextBuilder for Recency {
     }
 
     fn build(&mut self, conv: &Conversation<'_>, _question: &str, budget: u32) -> Vec<usize> {
-        let mut fill = Fill::new(conv, budget);
+        let mut fill = empty_context(conv, budget);
         for i in (0..conv.len()).rev() {
             if !fill.add(i) {
                 break;
@@ -368,7 +339,7 @@ impl ContextBuilder for Bm25 {
     }
 
     fn build(&mut self, conv: &Conversation<'_>, question: &str, budget: u32) -> Vec<usize> {
-        let mut fill = Fill::new(conv, budget);
+        let mut fill = empty_context(conv, budget);
         for hit in conv.ranking(question, self.analyzer) {
             if fill.add(hit) && self.adjacent {
                 if hit > 0 {
@@ -404,7 +375,7 @@ impl ContextBuilder for Oracle {
             .collect();
         evidence.sort_by_key(|&i| (conv.tokens[i], i));
         evidence.dedup();
-        let mut fill = Fill::new(conv, budget);
+        let mut fill = empty_context(conv, budget);
         for i in evidence {
             fill.add(i);
         }
@@ -601,13 +572,13 @@ impl<'a> Benchmark<'a> {
 /// [`Conversation::tokens`] says, like every other row. The replay is done once per conversation
 /// and budget and cloned for each question.
 pub struct PolicyBuilder {
-    config: crate::policy::PolicyConfig,
-    replayed: HashMap<(String, u32), (crate::policy::Engine, HashMap<ChunkId, usize>)>,
+    config: memlens_core::policy::PolicyConfig,
+    replayed: HashMap<(String, u32), (memlens_core::policy::Engine, HashMap<ChunkId, usize>)>,
 }
 
 impl PolicyBuilder {
     /// A builder for a policy.
-    pub fn new(config: crate::policy::PolicyConfig) -> PolicyBuilder {
+    pub fn new(config: memlens_core::policy::PolicyConfig) -> PolicyBuilder {
         PolicyBuilder {
             config,
             replayed: HashMap::new(),
@@ -618,13 +589,13 @@ impl PolicyBuilder {
         &self,
         conv: &Conversation<'_>,
         budget: u32,
-    ) -> Result<crate::policy::Engine, crate::policy::PolicyError> {
-        use crate::policy::{Engine, EngineOptions};
+    ) -> Result<memlens_core::policy::Engine, memlens_core::policy::PolicyError> {
+        use memlens_core::policy::{Engine, EngineOptions};
         let mut engine = Engine::new(
             self.config.clone(),
             EngineOptions {
                 // The engine counts the reply priming; the benchmark counts turns only.
-                budget: budget + crate::tokens::REPLY_PRIMING_TOKENS,
+                budget: budget + memlens_core::tokens::REPLY_PRIMING_TOKENS,
                 input_usd_per_mtok: None,
             },
             TokenCounter::for_model(conv.trace.main_model()),
@@ -717,8 +688,8 @@ pub fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::builder::{Message, TraceBuilder};
-    use crate::model::ChunkMeta;
+    use memlens_core::builder::{Message, TraceBuilder};
+    use memlens_core::ChunkMeta;
 
     fn conversation(turns: &[(&str, &str)], probes: Vec<Probe>) -> Trace {
         let mut b = TraceBuilder::new("t", "locomo");
@@ -842,7 +813,7 @@ mod tests {
     fn verbatim_words_survive_the_analyzer() {
         let v = verbatim("The Flights were booked!");
         assert_eq!(
-            crate::text::terms(&v),
+            memlens_core::text::terms(&v),
             vec!["the_", "flights_", "were_", "booked_"]
         );
     }

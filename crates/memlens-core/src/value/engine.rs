@@ -1,0 +1,348 @@
+//! The incremental [`ValueEngine`]: per-chunk facts computed once on add (terms, MinHash,
+//! density, redundancy against earlier chunks by LSH, the BM25 document), use counts, labels and
+//! pins; and [`score_trace`], which scores a whole trace with it.
+
+use super::factors::{clamp01, ChunkValue, Label};
+use super::minhash::{analyze, hash_rows};
+use super::{ValueConfig, LSH_BANDS, LSH_ROWS, MINHASH_HASHES};
+use crate::model::{Category, Chunk, ChunkId, Trace};
+use crate::retrieval::Bm25Index;
+use std::collections::HashMap;
+
+/// At most this many chunks are kept per LSH bucket (the earliest): bounds the comparisons per add
+/// when many similar chunks arrive. Exact repeats are never added to buckets (the first copy stands
+/// for them all).
+pub(super) const MAX_BUCKET: usize = 64;
+
+/// What [`ValueEngine::add`] keeps per chunk: only config-independent facts, so the config can be
+/// changed ([`ValueEngine::set_config`]) without re-adding.
+#[derive(Debug, Clone)]
+pub(super) struct Entry {
+    pub(super) id: ChunkId,
+    pub(super) key: String,
+    pub(super) category: Category,
+    /// Tokens for value per token (framing included).
+    pub(super) tokens: u32,
+    /// Tokens of the content alone.
+    pub(super) content_tokens: u32,
+    pub(super) tokens_estimated: bool,
+    pub(super) added_at_call: u32,
+    pub(super) time_secs: Option<f64>,
+    pub(super) distinct_terms: u32,
+    /// Distinct / total word shingles (1 when there are none).
+    pub(super) uniqueness: f64,
+    /// Estimated Jaccard similarity to the most similar earlier chunk found, and its slot.
+    pub(super) similarity: f64,
+    pub(super) similar_to: Option<u32>,
+    pub(super) latency_ms: Option<f64>,
+    pub(super) uses: u32,
+    pub(super) label: Option<Label>,
+    pub(super) pinned: bool,
+}
+
+/// Incremental scorer for the live engine and the simulator: chunks are added in order; state per
+/// chunk is computed once on add (terms, MinHash, density, redundancy vs earlier chunks, BM25
+/// document). Adding is O(chunk size + a bounded number of signature comparisons, found by LSH);
+/// scoring is O(1) per chunk.
+#[derive(Debug, Clone)]
+pub struct ValueEngine {
+    pub(super) config: ValueConfig,
+    pub(super) entries: Vec<Entry>,
+    /// Chunk -> slot in `entries`.
+    slots: std::collections::HashMap<ChunkId, u32>,
+    /// MinHash signature per slot (`None` for a chunk without words).
+    signatures: Vec<Option<[u32; MINHASH_HASHES]>>,
+    /// Per band: band hash -> slots (earliest first, at most `MAX_BUCKET`).
+    pub(super) bands: Vec<HashMap<u64, Vec<u32>>>,
+    /// Whole-signature hash -> the first slot with that signature.
+    exact: HashMap<u64, u32>,
+    /// One document per slot.
+    bm25: Bm25Index,
+}
+
+impl Default for ValueEngine {
+    fn default() -> Self {
+        ValueEngine::new(ValueConfig::default())
+    }
+}
+
+impl ValueEngine {
+    /// An empty engine.
+    pub fn new(config: ValueConfig) -> ValueEngine {
+        ValueEngine {
+            config,
+            entries: Vec::new(),
+            slots: std::collections::HashMap::new(),
+            signatures: Vec::new(),
+            bands: vec![HashMap::new(); LSH_BANDS],
+            exact: HashMap::new(),
+            bm25: Bm25Index::new(),
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &ValueConfig {
+        &self.config
+    }
+
+    /// Replaces the configuration; takes effect on the next score (nothing is recomputed).
+    pub fn set_config(&mut self, config: ValueConfig) {
+        self.config = config;
+    }
+
+    /// Number of chunks added.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// True when no chunk was added.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// True when the chunk was added.
+    pub fn contains(&self, chunk: ChunkId) -> bool {
+        self.slot(chunk).is_some()
+    }
+
+    pub(super) fn slot(&self, chunk: ChunkId) -> Option<usize> {
+        self.slots.get(&chunk).map(|&s| s as usize)
+    }
+
+    /// Adds a chunk, available from call `added_at_call` (time `time_secs`, in seconds on any
+    /// fixed clock, when known). Chunk ids are added in increasing order (redundancy is measured
+    /// against the chunks added before); a repeated add is ignored.
+    pub fn add(&mut self, chunk: &Chunk, added_at_call: u32, time_secs: Option<f64>) {
+        if self.slot(chunk.id).is_some() {
+            return;
+        }
+        let slot = self.entries.len() as u32;
+        // A map, not a vector indexed by id: ids need not be dense (live engines, native files).
+        self.slots.insert(chunk.id, slot);
+
+        let analysis = analyze(&chunk.content);
+        let estimate = estimate_tokens(&chunk.content);
+        let (content_tokens, tokens_estimated) = if chunk.content_tokens > 0 {
+            (chunk.content_tokens, false)
+        } else {
+            (estimate, estimate > 0)
+        };
+        let tokens = if chunk.tokens > 0 {
+            chunk.tokens
+        } else {
+            content_tokens
+        };
+        let (similarity, similar_to) = match &analysis.signature {
+            Some(sig) => self.index_signature(slot, sig),
+            None => (0.0, None),
+        };
+        self.signatures.push(analysis.signature);
+        self.bm25.add(&chunk.content);
+        self.entries.push(Entry {
+            id: chunk.id,
+            key: chunk.key.clone(),
+            category: chunk.category,
+            tokens,
+            content_tokens,
+            tokens_estimated,
+            added_at_call,
+            time_secs: time_secs.filter(|t| t.is_finite()),
+            distinct_terms: analysis.distinct_terms,
+            uniqueness: analysis.uniqueness,
+            similarity,
+            similar_to,
+            latency_ms: chunk
+                .meta
+                .latency_ms
+                .filter(|ms| ms.is_finite() && *ms >= 0.0),
+            uses: 0,
+            label: None,
+            pinned: false,
+        });
+    }
+
+    /// Finds the most similar earlier signature (exact repeats first, then LSH candidates) and
+    /// indexes this one. Returns the estimated Jaccard similarity and the earlier slot.
+    fn index_signature(&mut self, slot: u32, sig: &[u32; MINHASH_HASHES]) -> (f64, Option<u32>) {
+        let whole = hash_rows(sig);
+        if let Some(&first) = self.exact.get(&whole) {
+            if self.signatures[first as usize].as_ref() == Some(sig) {
+                // Identical signature: the first copy stands for this one in every bucket.
+                return (1.0, Some(first));
+            }
+        }
+        let band_keys: Vec<u64> = sig.chunks(LSH_ROWS).map(hash_rows).collect();
+        let mut candidates: Vec<u32> = Vec::new();
+        for (band, key) in self.bands.iter().zip(&band_keys) {
+            if let Some(bucket) = band.get(key) {
+                candidates.extend_from_slice(bucket);
+            }
+        }
+        candidates.sort_unstable();
+        candidates.dedup();
+        let mut best = (0.0, None);
+        for c in candidates {
+            if let Some(other) = &self.signatures[c as usize] {
+                let same = other.iter().zip(sig).filter(|(a, b)| a == b).count();
+                let j = same as f64 / MINHASH_HASHES as f64;
+                if j > best.0 {
+                    best = (j, Some(c));
+                }
+            }
+        }
+        self.exact.entry(whole).or_insert(slot);
+        for (band, key) in self.bands.iter_mut().zip(band_keys) {
+            let bucket = band.entry(key).or_default();
+            if bucket.len() < MAX_BUCKET {
+                bucket.push(slot);
+            }
+        }
+        best
+    }
+
+    /// Records that a later step used the chunk (ignored for a chunk not added).
+    pub fn record_use(&mut self, chunk: ChunkId) {
+        if let Some(s) = self.slot(chunk) {
+            self.entries[s].uses = self.entries[s].uses.saturating_add(1);
+        }
+    }
+
+    /// Sets the use count of a chunk (ignored for a chunk not added).
+    pub fn set_uses(&mut self, chunk: ChunkId, uses: u32) {
+        if let Some(s) = self.slot(chunk) {
+            self.entries[s].uses = uses;
+        }
+    }
+
+    /// Sets or clears a label (ignored for a chunk not added).
+    pub fn set_label(&mut self, chunk: ChunkId, label: Option<Label>) {
+        if let Some(s) = self.slot(chunk) {
+            self.entries[s].label = label;
+        }
+    }
+
+    /// Pins or unpins a chunk (ignored for a chunk not added).
+    pub fn pin(&mut self, chunk: ChunkId, pinned: bool) {
+        if let Some(s) = self.slot(chunk) {
+            self.entries[s].pinned = pinned;
+        }
+    }
+
+    /// Lexical relevance of each candidate to `query`: its BM25 score (IDF over every chunk added)
+    /// divided by the best candidate's, in `[0, 1]`, in the order of `candidates`. All 0 when no
+    /// candidate shares a term with the query; 0 for a chunk not added.
+    pub fn relevance(&self, query: &str, candidates: &[ChunkId]) -> Vec<f32> {
+        // Score only the candidates: the cost follows the context, not the whole history.
+        let slots: Vec<Option<usize>> = candidates.iter().map(|&c| self.slot(c)).collect();
+        let docs: Vec<u32> = slots.iter().flatten().map(|&s| s as u32).collect();
+        let scores = self.bm25.scores_for(query, &docs);
+        let mut next = scores.into_iter();
+        let raw: Vec<f32> = slots
+            .iter()
+            .map(|s| s.and_then(|_| next.next()).unwrap_or(0.0))
+            .collect();
+        let max = raw.iter().copied().fold(0.0f32, f32::max);
+        if max <= 0.0 || !max.is_finite() {
+            return vec![0.0; candidates.len()];
+        }
+        raw.iter().map(|&s| clamp01(f64::from(s / max))).collect()
+    }
+
+    /// Scores every candidate; relevance to `query` when given (else 0).
+    pub fn score_all(
+        &self,
+        candidates: &[ChunkId],
+        now_call: u32,
+        now_secs: Option<f64>,
+        query: Option<&str>,
+    ) -> Vec<ChunkValue> {
+        let relevance = match query {
+            Some(q) => self.relevance(q, candidates),
+            None => vec![0.0; candidates.len()],
+        };
+        candidates
+            .iter()
+            .zip(relevance)
+            .map(|(&c, r)| self.score(c, now_call, now_secs, r))
+            .collect()
+    }
+
+    /// Scores one chunk as of call `now_call` (and time `now_secs`), with its relevance to the
+    /// current task or query precomputed by the caller ([`ValueEngine::relevance`]). O(1). A chunk
+    /// that was not added scores 0 with an explanation saying so.
+    pub fn score(
+        &self,
+        chunk: ChunkId,
+        now_call: u32,
+        now_secs: Option<f64>,
+        relevance: f32,
+    ) -> ChunkValue {
+        self.score_with(chunk, now_call, now_secs, relevance, true)
+    }
+
+    /// The value of each candidate, without explanations: what a policy ranking its context
+    /// every turn needs (formatting explanations would dominate the cost).
+    pub fn values(
+        &self,
+        candidates: &[ChunkId],
+        now_call: u32,
+        now_secs: Option<f64>,
+        query: Option<&str>,
+    ) -> Vec<f32> {
+        let relevance = match query {
+            Some(q) => self.relevance(q, candidates),
+            None => vec![0.0; candidates.len()],
+        };
+        candidates
+            .iter()
+            .zip(relevance)
+            .map(|(&c, r)| self.score_with(c, now_call, now_secs, r, false).value)
+            .collect()
+    }
+}
+
+/// Batch helper: every chunk of a trace scored as of `at_call`, with uses = the given per-chunk use
+/// counts (index = [`ChunkId`]; missing entries are 0) and the task = `query`, else the first user
+/// message. A chunk is added at the first call that carries it in its input (or the call after the
+/// one that produced it; the call count for chunks no call carries). No times: recency decays over
+/// calls only.
+pub fn score_trace(
+    trace: &Trace,
+    config: &ValueConfig,
+    uses: &[u32],
+    at_call: u32,
+    query: Option<&str>,
+) -> Vec<ChunkValue> {
+    let n_calls = trace.calls.len() as u32;
+    let mut added = vec![n_calls; trace.chunks.len()];
+    for (i, call) in trace.calls.iter().enumerate() {
+        let i = i as u32;
+        let mut first = |id: ChunkId, at: u32| {
+            if let Some(a) = added.get_mut(id.index()) {
+                *a = (*a).min(at);
+            }
+        };
+        call.input.iter().for_each(|&id| first(id, i));
+        call.output.iter().for_each(|&id| first(id, i + 1));
+    }
+    let mut engine = ValueEngine::new(config.clone());
+    for (chunk, &at) in trace.chunks.iter().zip(&added) {
+        engine.add(chunk, at, None);
+    }
+    for (i, &n) in uses.iter().enumerate() {
+        engine.set_uses(ChunkId(i as u32), n);
+    }
+    let task = query.or_else(|| {
+        trace
+            .chunks
+            .iter()
+            .find(|c| c.category == Category::User)
+            .map(|c| c.content.as_str())
+    });
+    let ids: Vec<ChunkId> = trace.chunks.iter().map(|c| c.id).collect();
+    engine.score_all(&ids, at_call, None, task)
+}
+
+fn estimate_tokens(content: &str) -> u32 {
+    u32::try_from(content.chars().count().div_ceil(4)).unwrap_or(u32::MAX)
+}

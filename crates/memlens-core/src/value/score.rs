@@ -1,0 +1,288 @@
+//! One chunk's value as of now: each factor from the facts [`ValueEngine::add`] stored, with the
+//! sentence that explains it. Sentences are built only when asked for: a policy ranking its
+//! context every turn needs the numbers alone ([`ValueEngine::values`]).
+
+use super::config::generation_cost_prior;
+use super::engine::Entry;
+use super::factors::{clamp01, decay, saturate, ChunkValue, Factors, Label};
+use super::{ValueConfig, ValueEngine};
+use crate::model::ChunkId;
+
+/// A factor's value and, when explanations are asked for, its sentence.
+type Explained = (f32, Option<String>);
+
+impl ValueEngine {
+    /// The value of one chunk as of call `now_call` (and time `now_secs`), its relevance given;
+    /// sentences only when `explain`. One helper per factor, called in [`Factors::NAMES`] order,
+    /// so the sentences come in that order; then the label, which can force the value to 0.
+    pub(super) fn score_with(
+        &self,
+        chunk: ChunkId,
+        now_call: u32,
+        now_secs: Option<f64>,
+        relevance: f32,
+        explain: bool,
+    ) -> ChunkValue {
+        let Some(slot) = self.slot(chunk) else {
+            return not_added(chunk);
+        };
+        let e = &self.entries[slot];
+        let cfg = &self.config;
+        let mut why = Vec::with_capacity(9);
+        let mut take = |(x, sentence): Explained| {
+            why.extend(sentence);
+            x
+        };
+        // Fields are evaluated in the order written: the sentences follow the factors' order.
+        let factors = Factors {
+            recency: take(recency(e, cfg, now_call, now_secs, explain)),
+            popularity: take(popularity(e, cfg, explain)),
+            density: take(density(e, cfg, explain)),
+            redundancy: take(self.redundancy(e, cfg, explain)),
+            category: take(category(e, cfg, explain)),
+            relevance: take(relevance_factor(relevance, explain)),
+            generation_cost: take(generation_cost(e, cfg, explain)),
+            pinned: take(pinned(e, explain)),
+        };
+        let value = if e.label == Some(Label::Useless) {
+            if explain {
+                why.push("labelled useless: value forced to 0".to_string())
+            };
+            0.0
+        } else {
+            factors.value(&cfg.weights)
+        };
+        let tokens = e.tokens.max(1);
+        ChunkValue {
+            chunk: e.id,
+            factors,
+            value,
+            tokens: e.tokens,
+            value_per_token: value / tokens as f32,
+            value_per_1k_tokens: value * 1000.0 / tokens as f32,
+            explanation: why,
+        }
+    }
+
+    /// Redundancy: the estimated Jaccard similarity to the most similar earlier chunk, 0 below
+    /// the threshold. A method, unlike the other factors: the sentence names the earlier chunk,
+    /// which only the engine's entries know.
+    fn redundancy(&self, e: &Entry, cfg: &ValueConfig, explain: bool) -> Explained {
+        let threshold = f64::from(cfg.redundancy_threshold);
+        let redundant = e.similarity > 0.0 && e.similarity >= threshold;
+        let redundancy = if redundant {
+            clamp01(e.similarity)
+        } else {
+            0.0
+        };
+        let similar_key = e.similar_to.map(|s| self.entries[s as usize].key.as_str());
+        let sentence = explain.then(|| match similar_key {
+            Some(key) if redundant => format!(
+                "near-duplicate ({:.2}) of {key}: redundancy {redundancy:.2} lowers the value",
+                e.similarity
+            ),
+            Some(key) => format!(
+                "most similar earlier chunk {key} ({:.2}) is below the {threshold:.2} threshold: not redundant",
+                e.similarity
+            ),
+            None => "no near-duplicate earlier: redundancy 0".to_string(),
+        });
+        (redundancy, sentence)
+    }
+}
+
+/// The value of a chunk that was never added: 0, with a sentence saying so.
+fn not_added(chunk: ChunkId) -> ChunkValue {
+    ChunkValue {
+        chunk,
+        factors: Factors::default(),
+        value: 0.0,
+        tokens: 0,
+        value_per_token: 0.0,
+        value_per_1k_tokens: 0.0,
+        explanation: vec!["not added to the value engine".to_string()],
+    }
+}
+
+/// Recency: `0.5^(calls_ago / half-life)`, times the time decay when a time half-life is set
+/// and both times are known. Its own function because it combines two decays, and its sentence
+/// gives both.
+fn recency(
+    e: &Entry,
+    cfg: &ValueConfig,
+    now_call: u32,
+    now_secs: Option<f64>,
+    explain: bool,
+) -> Explained {
+    let calls_ago = now_call.saturating_sub(e.added_at_call);
+    let mut recency = decay(f64::from(calls_ago), f64::from(cfg.recency_half_life_calls));
+    let mut sentence = if !explain {
+        String::new()
+    } else if calls_ago == 0 {
+        "added at this call".to_string()
+    } else {
+        let hl = f64::from(cfg.recency_half_life_calls);
+        let ago = format!("added {calls_ago} call{} ago", plural(u64::from(calls_ago)));
+        if hl > 0.0 && hl.is_finite() {
+            let s = if hl == 1.0 { "" } else { "s" };
+            format!("{ago} (half-life {} call{s})", fmt_num(hl))
+        } else {
+            format!("{ago} (no decay)")
+        }
+    };
+    if let (Some(hl), Some(t0), Some(now)) = (cfg.recency_half_life_secs, e.time_secs, now_secs) {
+        let age = (now - t0).max(0.0);
+        if age.is_finite() && hl > 0.0 && hl.is_finite() {
+            recency *= decay(age, f64::from(hl));
+            if explain {
+                sentence += &format!(
+                    ", {} ago (half-life {})",
+                    fmt_duration(age),
+                    fmt_duration(f64::from(hl))
+                );
+            }
+        }
+    }
+    let recency = clamp01(recency);
+    (
+        recency,
+        explain.then(|| format!("{sentence}: recency {recency:.2}")),
+    )
+}
+
+/// Popularity: `1 - exp(-uses / scale)`, from the use count the reference detector recorded.
+fn popularity(e: &Entry, cfg: &ValueConfig, explain: bool) -> Explained {
+    let popularity = clamp01(saturate(f64::from(e.uses), f64::from(cfg.popularity_scale)));
+    let sentence = explain.then(|| {
+        if e.uses == 0 {
+            "not used by a later step yet: popularity 0".to_string()
+        } else {
+            format!(
+                "used by {} later step{}: popularity {popularity:.2}",
+                e.uses,
+                plural(u64::from(e.uses))
+            )
+        }
+    });
+    (popularity, sentence)
+}
+
+/// Density: `sqrt(term_density * uniqueness)`, informative terms per content token saturated by
+/// the density scale, times the share of distinct word 3-grams.
+fn density(e: &Entry, cfg: &ValueConfig, explain: bool) -> Explained {
+    let per_token = f64::from(e.distinct_terms) / f64::from(e.content_tokens.max(1));
+    let scale = f64::from(cfg.density_scale);
+    let term_density = if scale > 0.0 && scale.is_finite() {
+        per_token / (per_token + scale)
+    } else if per_token > 0.0 {
+        1.0
+    } else {
+        0.0
+    };
+    let density = clamp01((term_density * e.uniqueness).sqrt());
+    let sentence = explain.then(|| {
+        format!(
+            "{} distinct informative term{} in {} {}token{}, {:.0}% repeated 3-grams: density {density:.2}",
+            e.distinct_terms,
+            plural(u64::from(e.distinct_terms)),
+            e.content_tokens,
+            if e.tokens_estimated { "estimated " } else { "" },
+            plural(u64::from(e.content_tokens)),
+            (1.0 - e.uniqueness) * 100.0,
+        )
+    });
+    (density, sentence)
+}
+
+/// Category: the configured weight of the chunk's category.
+fn category(e: &Entry, cfg: &ValueConfig, explain: bool) -> Explained {
+    let category = cfg.category_weight(e.category);
+    (
+        category,
+        explain.then(|| format!("category {}: weight {category:.2}", e.category)),
+    )
+}
+
+/// Relevance: the caller's BM25 relevance (relative to the best candidate), clamped.
+fn relevance_factor(relevance: f32, explain: bool) -> Explained {
+    let relevance = clamp01(f64::from(relevance));
+    let sentence = explain.then(|| {
+        if relevance > 0.0 {
+            format!("relevance to the task {relevance:.2} (1 = the best match)")
+        } else {
+            "no lexical overlap with the task: relevance 0".to_string()
+        }
+    });
+    (relevance, sentence)
+}
+
+/// Generation cost: `base * (0.5 + 0.5 * size)`, the base from the latency when known, else the
+/// category's prior.
+fn generation_cost(e: &Entry, cfg: &ValueConfig, explain: bool) -> Explained {
+    let size = saturate(
+        f64::from(e.content_tokens),
+        f64::from(cfg.size_scale_tokens),
+    );
+    let base = match e.latency_ms {
+        Some(ms) => saturate(ms, f64::from(cfg.latency_scale_ms)),
+        None => generation_cost_prior(e.category),
+    };
+    let generation_cost = clamp01(base * (0.5 + 0.5 * size));
+    let sentence = explain.then(|| match e.latency_ms {
+        Some(ms) => format!(
+            "took {} to produce, {} tokens: regeneration cost {generation_cost:.2}",
+            fmt_duration(ms / 1000.0),
+            e.content_tokens
+        ),
+        None => format!(
+            "{} of {} tokens: regeneration cost {generation_cost:.2}",
+            e.category, e.content_tokens
+        ),
+    });
+    (generation_cost, sentence)
+}
+
+/// Pinned: 1 when pinned or labelled important; a sentence only when one of them holds.
+fn pinned(e: &Entry, explain: bool) -> Explained {
+    let important = e.label == Some(Label::Important);
+    let pinned = if e.pinned || important { 1.0 } else { 0.0 };
+    let sentence = match (e.pinned, important) {
+        (true, true) => Some("pinned and labelled important"),
+        (true, false) => Some("pinned"),
+        (false, true) => Some("labelled important"),
+        (false, false) => None,
+    };
+    (pinned, sentence.filter(|_| explain).map(str::to_string))
+}
+
+fn plural(n: u64) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+fn fmt_num(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e9 {
+        format!("{}", x as i64)
+    } else {
+        format!("{x:.1}")
+    }
+}
+
+fn fmt_duration(secs: f64) -> String {
+    if secs < 1.0 {
+        format!("{:.0} ms", secs * 1000.0)
+    } else if secs < 10.0 {
+        format!("{secs:.1} s")
+    } else if secs < 120.0 {
+        format!("{secs:.0} s")
+    } else if secs < 7200.0 {
+        format!("{:.0} min", secs / 60.0)
+    } else if secs < 172_800.0 {
+        format!("{:.1} h", secs / 3600.0)
+    } else {
+        format!("{:.1} d", secs / 86400.0)
+    }
+}
