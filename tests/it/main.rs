@@ -1,6 +1,7 @@
 //! The one integration-test binary: importer fixtures and snapshots, malformed input, properties,
 //! and checks on the real data in `../shared/data`.
 
+mod cjk;
 mod evidence;
 mod fixtures;
 mod import_claude_code;

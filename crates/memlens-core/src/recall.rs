@@ -53,7 +53,7 @@
 
 pub mod vectors;
 
-use crate::text::{is_stop_word, words};
+use crate::text::{is_cjk_word, is_stop_word, words};
 use std::collections::HashMap;
 
 /// The switches and parameters of a recall query. [`RecallParams::default`] is the MemLens
@@ -160,7 +160,8 @@ pub struct RecallIndex {
 
 const NONE: u32 = u32::MAX;
 
-/// Recall's index terms: lowercase words, stop words out, Snowball (Porter2) English stems.
+/// Recall's index terms: lowercase words, stop words out, Snowball (Porter2) English stems; CJK
+/// text as character bigrams ([`crate::text::word_spans`]), not stemmed.
 pub fn terms(text: &str) -> Vec<String> {
     thread_local! {
         static STEMMER: rust_stemmers::Stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
@@ -168,7 +169,10 @@ pub fn terms(text: &str) -> Vec<String> {
     STEMMER.with(|st| {
         words(text)
             .filter(|w| !is_stop_word(w))
-            .map(|w| st.stem(&w).into_owned())
+            .map(|w| match is_cjk_word(&w) {
+                true => w,
+                false => st.stem(&w).into_owned(),
+            })
             .collect()
     })
 }
@@ -455,8 +459,8 @@ impl RecallIndex {
             .filter_map(|t| self.vocab.get(t).copied())
             .collect();
         let mut extra: HashMap<u32, f32> = HashMap::new();
-        let split = query.split(|c: char| !(c.is_alphanumeric() || c == '_'));
-        for (n, word) in split.filter(|w| !w.is_empty()).enumerate() {
+        let split = crate::text::word_spans(query).map(|(s, e)| &query[s..e]);
+        for (n, word) in split.enumerate() {
             if n > 0 && word.chars().next().is_some_and(char::is_uppercase) {
                 continue; // a name: matched exactly or not at all
             }

@@ -61,7 +61,7 @@ pub mod recall;
 
 use memlens_core::recall::Fill;
 use memlens_core::retrieval::Bm25Index;
-use memlens_core::text::words;
+use memlens_core::text::{is_cjk_word, words};
 use memlens_core::tokens::TokenCounter;
 use memlens_core::{Chunk, ChunkId, Probe, Trace};
 use serde::{Deserialize, Serialize};
@@ -159,7 +159,8 @@ pub fn render_turn(chunk: &Chunk) -> String {
 
 /// Text whose [`memlens_core::text::terms`] are exactly its lowercase words: each word gets a `_`
 /// suffix, which no stop word has and which keeps the stemmer (alphabetic words only) off. This
-/// lets the shared [`Bm25Index`] run with the [`Analyzer::Words`] analysis.
+/// lets the shared [`Bm25Index`] run with the [`Analyzer::Words`] analysis. CJK words (character
+/// bigrams) get no suffix: the analysis keeps them as they are, and a `_` would split off them.
 fn verbatim(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + text.len() / 4);
     for w in words(text) {
@@ -167,7 +168,9 @@ fn verbatim(text: &str) -> String {
             out.push(' ');
         }
         out.push_str(&w);
-        out.push('_');
+        if !is_cjk_word(&w) {
+            out.push('_');
+        }
     }
     out
 }
@@ -815,6 +818,11 @@ mod tests {
         assert_eq!(
             memlens_core::text::terms(&v),
             vec!["the_", "flights_", "were_", "booked_"]
+        );
+        let v = verbatim("The 航班已预订");
+        assert_eq!(
+            memlens_core::text::terms(&v),
+            vec!["the_", "航班", "班已", "已预", "预订"]
         );
     }
 }

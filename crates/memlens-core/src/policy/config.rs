@@ -141,6 +141,17 @@ impl Default for Protect {
                 r"(?im)^\s*(please\s+)?(always|never)\s+\w+".into(),
                 r"(?i)\byou (must|should) (always|never)\b".into(),
                 r"(?i)\bdon'?t (ever\s+)?forget\b".into(),
+                // Chinese, in the same spirit: a directive word at the start of a clause (a line
+                // start or after 。！？；，：) or a phrase that is a directive wherever it stands
+                // (请记住, 我的需求是, 不要忘记); "我总是迟到", "我记住了", "我的目标是当医生"
+                // do not match. No `\b`: there is no word boundary between two Han characters.
+                r"请(你|您)?(务必|一定要?)?记住".into(),
+                r"(?m)(^|[。！？!?；;，,：:])\s*(你|您)?(要|得)?记住[^了吗呢啦么]".into(),
+                r"(我|我们)的(需求|要求|偏好)(是|为)".into(),
+                r"(?m)(^|[。！？!?；;，,：:])\s*(需求|要求|目标)(是|为)".into(),
+                r"(?m)(^|[。！？!?；;，,：:])\s*(请|你|您)?(务必|一定要)".into(),
+                r"(不要|别|千万别|千万不要)忘(记|了)".into(),
+                r"(?m)(^|[。！？!?；;])\s*(请|你|您)?(总是|永远不要|永远别|始终)\w".into(),
             ],
             recent_messages: 2,
         }

@@ -3,7 +3,7 @@
 
 use super::scan::{is_path, number, scan};
 use super::{EvidenceKind, QUOTE_MIN_CONTENT, QUOTE_WORDS, RARE_MIN_LEN};
-use crate::text::{is_stop_word, stem};
+use crate::text::{self, is_stop_word, stem};
 use serde_json::Value;
 use std::collections::HashSet;
 
@@ -50,22 +50,7 @@ fn mix(mut z: u64) -> u64 {
 
 impl Fragment {
     pub(super) fn new(text: String) -> Fragment {
-        let mut words = Vec::new();
-        let mut start = None;
-        for (i, c) in text.char_indices() {
-            let is_word = c.is_alphanumeric() || c == '_';
-            match (is_word, start) {
-                (true, None) => start = Some(i),
-                (false, Some(s)) => {
-                    words.push((s, i));
-                    start = None;
-                }
-                _ => {}
-            }
-        }
-        if let Some(s) = start {
-            words.push((s, text.len()));
-        }
+        let words: Vec<(usize, usize)> = text::word_spans(&text).collect();
         let mut hashes = Vec::with_capacity(words.len());
         let mut content = Vec::with_capacity(words.len());
         let mut terms = Vec::new();
@@ -76,7 +61,8 @@ impl Fragment {
             content.push(is_content);
             if is_content && lower.chars().all(char::is_alphabetic) {
                 let t = stem(&lower);
-                if t.chars().count() >= RARE_MIN_LEN {
+                // A CJK bigram is word-sized: it needs no minimum length.
+                if t.chars().count() >= RARE_MIN_LEN || text::is_cjk_word(&t) {
                     terms.push((t, lower));
                 }
             }

@@ -22,8 +22,14 @@
 //!   received (user, tool result, summary, ...; not its own earlier outputs, which it merely
 //!   repeats). Every 6-word window of the span has 4 distinct content words and occurs in at most 2
 //!   observed chunks: stock phrases ("your support means a lot to me") are not copies.
-//! - [`EvidenceKind::RareTerm`]: at least 3 content terms (stemmed, 4+ letters) that each occur in
-//!   at most 2 of the (at least 20) chunks observed so far, shared with one received chunk.
+//! - [`EvidenceKind::RareTerm`]: at least 3 content terms (stemmed, 4+ letters, or CJK
+//!   character bigrams) that each occur in at most 2 of the (at least 20) chunks observed so far,
+//!   shared with one received chunk.
+//!
+//! Words are read by [`crate::text::word_spans`]: a run of Chinese, Japanese or Korean letters
+//! is its overlapping character bigrams, so quotes and rare terms work on CJK text (8 "words" of
+//! a quote are 8 bigrams, 9 characters copied). Identifiers and numbers end at a CJK letter
+//! (`预算5000元` holds the number `5000`).
 //!
 //! Tokens, quotes and terms that occur in a system prompt or in tool definitions are ignored (they
 //! are policy text; a phrase of the prompt written as an identifier counts too: "round trip" there

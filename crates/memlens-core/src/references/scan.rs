@@ -5,9 +5,11 @@ use super::analysis::Token;
 use super::{EvidenceKind, MAX_TOKEN_LEN, MIN_IDENT_LEN, MIN_NUMBER_DIGITS};
 
 /// A character of a scanned span: letters, digits and the punctuation inside codes, numbers,
-/// emails, URLs and paths.
+/// emails, URLs and paths. CJK letters are not ([`crate::text::is_cjk`]): written without
+/// spaces, they would glue a code or a number to the words around it (`预算5000元`); CJK text
+/// is matched by quotes and rare terms instead.
 fn is_span_char(c: char) -> bool {
-    c.is_alphanumeric()
+    (c.is_alphanumeric() && !crate::text::is_cjk(c))
         || matches!(
             c,
             '_' | '-' | '.' | ',' | '@' | '/' | ':' | '+' | '~' | '%' | '?' | '=' | '&' | '#'
