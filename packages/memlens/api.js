@@ -2,7 +2,7 @@
 // so that messages stay the caller's own objects and errors are plain `Error`s.
 
 const SPECIAL = 0x80000000;
-const OPTIONS = new Set(["model", "budget", "policy", "summarizer", "dialect"]);
+const OPTIONS = new Set(["model", "budget", "policy", "summarizer", "scorer", "dialect"]);
 
 export function makeApi(raw) {
   /** Live memory pool: add messages as the agent produces them, ask for the context to send. */
@@ -10,6 +10,7 @@ export function makeApi(raw) {
     #raw;
     #messages = [];
     #summarizer;
+    #scorer;
     #summaries = new Map();
     #last = null;
 
@@ -22,11 +23,15 @@ export function makeApi(raw) {
           throw new TypeError(`invalid options: unknown field "${key}" (expected ${[...OPTIONS].join(", ")})`);
         }
       }
-      const { summarizer, ...rest } = options;
+      const { summarizer, scorer, ...rest } = options;
       if (summarizer !== undefined && typeof summarizer !== "function") {
         throw new TypeError("summarizer must be an async function (messages, { maxTokens }) => string");
       }
+      if (scorer !== undefined && typeof scorer !== "function") {
+        throw new TypeError("scorer must be a function (message, { chunkId, part }) => number | null");
+      }
       this.#summarizer = summarizer;
+      this.#scorer = scorer;
       this.#raw = new raw.RawPool({ ...rest, summarizer: summarizer !== undefined });
     }
 
@@ -37,9 +42,26 @@ export function makeApi(raw) {
 
     /** Adds one message (OpenAI- or Anthropic-style object); returns its chunk ids. */
     add(message) {
-      const ids = this.#pool().add(message);
+      const ids = Array.from(this.#pool().add(message));
       this.#messages.push(message);
-      return Array.from(ids);
+      if (this.#scorer !== undefined) {
+        ids.forEach((chunkId, part) => {
+          const value = this.#scorer(message, { chunkId, part });
+          if (value !== null && value !== undefined) this.setValue(chunkId, value);
+        });
+      }
+      return ids;
+    }
+
+    /**
+     * Sets a chunk's value (a number in [0, 1], or null to let the engine score it), as a
+     * scorer would: policies that read values use it; protection and the invariants still hold.
+     */
+    setValue(chunkId, value) {
+      if (value !== null && (typeof value !== "number" || !Number.isFinite(value))) {
+        throw new TypeError(`a value must be a finite number in [0, 1] or null, got ${value}`);
+      }
+      this.#pool().setValue(chunkId, value ?? undefined);
     }
 
     /** Adds messages in order; returns the chunk ids of each. */

@@ -67,6 +67,12 @@ export interface MemoryPoolOptions {
   policy?: Policy;
   /** Produces summaries for summarizing policies; without it, the summary action is unavailable. */
   summarizer?: (messages: Message[], options: { maxTokens: number }) => Promise<string> | string;
+  /**
+   * A pluggable scorer: called for each chunk of each added message (`part`: its position in
+   * the message's chunks); a number in [0, 1] replaces the engine's value for that chunk, null
+   * or undefined keeps the engine's. Protection and the invariants still hold.
+   */
+  scorer?: (message: Message, chunk: { chunkId: number; part: number }) => number | null | undefined;
   /** Message shape, when known; detected per message otherwise. */
   dialect?: "openai" | "anthropic";
 }
@@ -157,6 +163,8 @@ export class MemoryPool {
    * context is the one the new policy would have decided from the start. The oracle is refused.
    */
   setPolicy(policy: Policy): void;
+  /** Sets a chunk's value in [0, 1] (null: the engine scores it), as a scorer would. */
+  setValue(chunkId: number, value: number | null): void;
   label(chunkId: number, label: "important" | "useless" | null): void;
   recordUsage(usage: Usage): void;
   /** The run in MemLens' native JSON Lines format (open it in the web app). */

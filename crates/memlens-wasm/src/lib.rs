@@ -185,6 +185,14 @@ impl RawPool {
         self.pool.set_policy(policy_from(&value)?).map_err(js_err)
     }
 
+    /// Sets the host scorer's value of a chunk (a number in `[0, 1]`, or `null` to clear).
+    #[wasm_bindgen(js_name = setValue)]
+    pub fn set_value(&mut self, chunk: u32, value: Option<f64>) -> Result<(), JsError> {
+        self.pool
+            .set_value(chunk, value.map(|v| v as f32))
+            .map_err(js_err)
+    }
+
     /// Labels a chunk: `"important"`, `"useless"`, or `null` to clear.
     pub fn label(&mut self, chunk: u32, label: Option<String>) -> Result<(), JsError> {
         let label = match label.as_deref() {

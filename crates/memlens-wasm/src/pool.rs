@@ -242,6 +242,8 @@ pub struct Pool {
     decisions: Vec<(u32, Option<String>)>,
     /// Labels in the order given, with the number of contexts decided before each.
     labels: Vec<(ChunkId, Option<Label>, u32)>,
+    /// Host values in the order given, likewise.
+    values: Vec<(ChunkId, Option<f32>, u32)>,
 }
 
 const MAX_WARNINGS: usize = 100;
@@ -316,6 +318,7 @@ impl Pool {
             decided_chunks: 0,
             decisions: Vec::new(),
             labels: Vec::new(),
+            values: Vec::new(),
         })
     }
 
@@ -336,6 +339,7 @@ impl Pool {
         let chunks = &self.builder.trace().chunks;
         let mut added = 0usize;
         let mut labels = self.labels.iter().peekable();
+        let mut values = self.values.iter().peekable();
         for (k, (n, query)) in self.decisions.iter().enumerate() {
             for c in &chunks[added..*n as usize] {
                 engine.add(c);
@@ -344,6 +348,9 @@ impl Pool {
             while let Some((id, label, _)) = labels.next_if(|l| l.2 <= k as u32) {
                 engine.label(*id, *label);
             }
+            while let Some((id, value, _)) = values.next_if(|v| v.2 <= k as u32) {
+                engine.set_value(*id, *value);
+            }
             let _ = engine.context(query.as_deref());
         }
         for c in &chunks[added..] {
@@ -351,6 +358,9 @@ impl Pool {
         }
         for (id, label, _) in labels {
             engine.label(*id, *label);
+        }
+        for (id, value, _) in values {
+            engine.set_value(*id, *value);
         }
         self.stats.policy = policy.name.clone();
         self.options.policy = policy;
@@ -580,6 +590,15 @@ impl Pool {
                 }
             }
         }
+    }
+
+    /// Sets (or clears) the host scorer's value of a chunk, in `[0, 1]` (kept across
+    /// `set_policy`).
+    pub fn set_value(&mut self, chunk: u32, value: Option<f32>) -> Result<(), PoolError> {
+        let id = self.known(chunk)?;
+        self.engine.set_value(id, value);
+        self.values.push((id, value, self.decisions.len() as u32));
+        Ok(())
     }
 
     /// Labels a chunk for the value engine (`important` also protects it).

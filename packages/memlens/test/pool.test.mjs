@@ -343,3 +343,42 @@ test("setPolicy mid-run: from then on the pool decides as the new policy would h
   });
   assert.ok(compared > 50, `${compared} calls compared`);
 });
+
+test("a scorer's values drive the value threshold; protection and the invariants still hold", () => {
+  // The host says tool results of `list_all_airports` are worthless and everything else is
+  // worth 1: with a value threshold, those results (with their calls) leave the context once
+  // the model has seen them, and nothing else does.
+  const policy = { ...policyConfig("value"), value_threshold: 0.5 };
+  const worthless = "list_all_airports";
+  let scored = 0;
+  const scorer = (message) => {
+    scored++;
+    const call = message.tool_calls?.[0]?.function?.name ?? message.name;
+    return call === worthless ? 0 : 1;
+  };
+  const record = tau.find((r) => r.traj.some((m) => m.role === "tool" && m.name === worthless));
+  assert.ok(record, "a trajectory calls list_all_airports");
+  const pool = new MemoryPool({ model: "gpt-4o", budget: 100000, policy, scorer });
+  const ids = [];
+  let first = null; // the first worthless result and its position
+  let checked = 0;
+  record.traj.forEach((m, k) => {
+    if (m.role === "assistant") {
+      const sent = pool.context();
+      // Once seen (not added for this very call) and out of the newest two messages (protected),
+      // the caller's own result object is no longer sent.
+      if (first !== null && k > first.at + 2) {
+        assert.ok(!sent.includes(first.message), `message ${k}`);
+        checked++;
+      }
+      // Under a 100k budget only the scorer's zeros are evicted: everything else is sent.
+      assert.equal(pool.lastContext.evicted.every((id) => ids[id] === worthless), true);
+    }
+    for (const id of pool.add(m)) ids[id] = m.name ?? m.tool_calls?.[0]?.function?.name;
+    if (m.role === "tool" && m.name === worthless && first === null) first = { message: m, at: k };
+  });
+  assert.ok(scored > 0 && checked > 0, `${scored} scored, ${checked} checked`);
+  assert.throws(() => pool.setValue(0, Number.NaN), TypeError);
+  assert.throws(() => new MemoryPool({ model: "gpt-4o", budget: 10, scorer: 3 }), TypeError);
+  pool.free();
+});

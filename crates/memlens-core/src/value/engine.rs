@@ -38,6 +38,8 @@ pub(super) struct Entry {
     pub(super) uses: u32,
     pub(super) label: Option<Label>,
     pub(super) pinned: bool,
+    /// A value the host's scorer gave, in `[0, 1]`: it replaces the factors' weighted sum.
+    pub(super) host_value: Option<f32>,
 }
 
 /// Incremental scorer for the live engine and the simulator: chunks are added in order; state per
@@ -157,6 +159,7 @@ impl ValueEngine {
                 .filter(|ms| ms.is_finite() && *ms >= 0.0),
             uses: 0,
             label: None,
+            host_value: None,
             pinned: false,
         });
     }
@@ -218,6 +221,16 @@ impl ValueEngine {
     pub fn set_label(&mut self, chunk: ChunkId, label: Option<Label>) {
         if let Some(s) = self.slot(chunk) {
             self.entries[s].label = label;
+        }
+    }
+
+    /// Sets (or clears) the host's value for a chunk, clamped to `[0, 1]`: a pluggable scorer
+    /// (a JS callback in npm). It replaces the weighted sum of the factors; a `useless` label
+    /// still forces 0, and protection (the engine's) still applies. Ignored for a chunk not
+    /// added, or a value that is not a number.
+    pub fn set_host_value(&mut self, chunk: ChunkId, value: Option<f32>) {
+        if let Some(s) = self.slot(chunk) {
+            self.entries[s].host_value = value.filter(|v| v.is_finite()).map(|v| v.clamp(0.0, 1.0));
         }
     }
 

@@ -49,6 +49,11 @@ impl ValueEngine {
                 why.push("labelled useless: value forced to 0".to_string())
             };
             0.0
+        } else if let Some(v) = e.host_value {
+            if explain {
+                why.push(format!("value {v:.2} set by the host's scorer"));
+            }
+            v
         } else {
             factors.value(&cfg.weights)
         };

@@ -127,6 +127,14 @@ impl Engine {
         self.state.label(chunk, label);
     }
 
+    /// Sets (or clears) the host's value for a chunk (a pluggable scorer: see
+    /// [`ValueEngine::set_host_value`]); strategies and rules that read values use it, and the
+    /// invariants and protection still hold.
+    pub fn set_value(&mut self, chunk: ChunkId, value: Option<f32>) {
+        self.state.catch_up();
+        self.state.value.set_host_value(chunk, value);
+    }
+
     /// Decides the context for the next call. `query` is the current query (the newest user
     /// message when `None`).
     pub fn context(&mut self, query: Option<&str>) -> Decision {

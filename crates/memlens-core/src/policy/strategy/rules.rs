@@ -658,4 +658,26 @@ mod tests {
         assert_eq!(PolicyConfig::parse(&p.to_json()).expect("round trip"), p);
         let _ = EntryForm::Original;
     }
+
+    #[test]
+    fn a_host_scorers_values_replace_the_engines_and_protection_still_holds() {
+        let s = searches();
+        let mut policy = builtin("window");
+        policy.value_threshold = Some(0.5);
+        let mut e = engine(policy, 100_000);
+        let _ = s.run(&mut e, &[6]);
+        for c in &s.chunks[..6] {
+            e.set_value(c.id, Some(1.0));
+        }
+        // The host says the web search is worthless, and so is the system prompt: the search
+        // (call and result together) goes; the system prompt is protected whatever its value.
+        for key in ["sys", "c1", "r1"] {
+            e.set_value(s.id(key), Some(0.0));
+        }
+        for c in &s.chunks[6..] {
+            e.add(c);
+        }
+        let keys = s.keys(&e.context(None));
+        assert_eq!(keys, ["sys", "u1", "c2", "r2", "a1", "u2"]);
+    }
 }
