@@ -333,15 +333,17 @@ pub fn replay<'t>(
 ) -> Result<(), PolicyError> {
     let model = trace.main_model();
     let price = model.and_then(|m| prices.lookup(m)).map(|(_, p)| p);
-    let mut engine = Engine::with_hindsight(
-        policy.clone(),
-        EngineOptions {
-            budget,
-            input_usd_per_mtok: price.and_then(|p| p.input),
-        },
-        TokenCounter::for_model(model),
-        &hindsight(trace, graph),
-    )?;
+    let options = EngineOptions {
+        budget,
+        input_usd_per_mtok: price.and_then(|p| p.input),
+    };
+    let counter = TokenCounter::for_model(model);
+    // Only the oracle reads hindsight: the others are spared building it on every replay.
+    let mut engine = if policy.strategy.needs_hindsight() {
+        Engine::with_hindsight(policy.clone(), options, counter, &hindsight(trace, graph))?
+    } else {
+        Engine::new(policy.clone(), options, counter)?
+    };
     for call in &trace.calls {
         let input = valid_ids(trace, &call.input);
         for &id in input.iter() {

@@ -447,7 +447,7 @@ impl State {
 mod tests {
     use crate::model::Category::{Assistant, System, ToolResult, User};
     use crate::policy::strategy::testing::{builtin, engine, Script};
-    use crate::policy::{EntryForm, PolicyConfig, PolicyError, QuotaOrder, ToolRule};
+    use crate::policy::{PolicyConfig, PolicyError, QuotaOrder, ToolRule};
     use crate::value::{Label, ValueConfig};
 
     fn with_tool(name: &str, rule: ToolRule) -> PolicyConfig {
@@ -656,7 +656,6 @@ mod tests {
         ));
         // The exported policy replays the same.
         assert_eq!(PolicyConfig::parse(&p.to_json()).expect("round trip"), p);
-        let _ = EntryForm::Original;
     }
 
     #[test]
