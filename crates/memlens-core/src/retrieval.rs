@@ -55,15 +55,27 @@ impl Bm25Index {
 
     /// Adds a document and returns its id.
     pub fn add(&mut self, text: &str) -> u32 {
+        self.add_terms(terms(text))
+    }
+
+    /// Adds a document already analyzed into its index terms ([`terms`]) and returns its id.
+    pub fn add_terms(&mut self, mut terms: Vec<String>) -> u32 {
         let id = self.doc_len.len() as u32;
-        let mut tf: HashMap<String, u32> = HashMap::new();
-        let mut len = 0u32;
-        for t in terms(text) {
-            *tf.entry(t).or_insert(0) += 1;
-            len += 1;
-        }
-        for (term, n) in tf {
-            self.postings.entry(term).or_default().push((id, n));
+        let len = u32::try_from(terms.len()).unwrap_or(u32::MAX);
+        // Term frequencies by sorting: no map per document.
+        terms.sort_unstable();
+        let mut run = terms.into_iter().peekable();
+        while let Some(term) = run.next() {
+            let mut n = 1u32;
+            while run.next_if_eq(&term).is_some() {
+                n += 1;
+            }
+            match self.postings.get_mut(&term) {
+                Some(list) => list.push((id, n)),
+                None => {
+                    self.postings.insert(term, vec![(id, n)]);
+                }
+            }
         }
         self.doc_len.push(len);
         self.total_len += u64::from(len);
@@ -111,9 +123,7 @@ impl Bm25Index {
             let idf = self.idf(term);
             let mut p = postings.partition_point(|&(d, _)| d < first);
             for &(doc, slot) in &order {
-                while p < postings.len() && postings[p].0 < doc {
-                    p += 1;
-                }
+                p = gallop(postings, p, doc);
                 if p == postings.len() {
                     break;
                 }
@@ -162,6 +172,26 @@ impl Bm25Index {
     }
 }
 
+/// The first position at or after `from` whose document is not below `doc`: a galloping
+/// search, so walking a common term's postings to the candidates costs the log of the gaps, not
+/// every posting since the oldest candidate (a live context keeps its system prompt, the
+/// first document).
+fn gallop(postings: &[(u32, u32)], from: usize, doc: u32) -> usize {
+    if postings.get(from).is_none_or(|&(d, _)| d >= doc) {
+        return from;
+    }
+    // postings[lo] < doc throughout; stop when postings[hi] >= doc or past the end.
+    let (mut lo, mut step) = (from, 1);
+    let mut hi = from + 1;
+    while hi < postings.len() && postings[hi].0 < doc {
+        lo = hi;
+        step *= 2;
+        hi = lo + step;
+    }
+    let hi = hi.min(postings.len());
+    lo + 1 + postings[lo + 1..hi].partition_point(|&(d, _)| d < doc)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -192,6 +222,22 @@ mod tests {
         b.add(docs[1]);
         b.add(docs[2]);
         assert_eq!(a.scores("gamma beta"), b.scores("gamma beta"));
+    }
+
+    #[test]
+    fn gallop_finds_the_first_posting_not_below() {
+        let postings: Vec<(u32, u32)> = (0..100).map(|d| (d * 3, 1)).collect();
+        for from in [0, 1, 7, 50, 99, 100] {
+            for doc in 0..310 {
+                let linear = from + postings[from..].partition_point(|&(d, _)| d < doc);
+                assert_eq!(
+                    gallop(&postings, from, doc),
+                    linear,
+                    "from {from}, doc {doc}"
+                );
+            }
+        }
+        assert_eq!(gallop(&[], 0, 5), 0);
     }
 
     #[test]

@@ -139,7 +139,7 @@ impl ValueEngine {
             None => (0.0, None),
         };
         self.signatures.push(analysis.signature);
-        self.bm25.add(&chunk.content);
+        self.bm25.add_terms(analysis.terms);
         self.entries.push(Entry {
             id: chunk.id,
             key: chunk.key.clone(),
@@ -245,8 +245,13 @@ impl ValueEngine {
     /// divided by the best candidate's, in `[0, 1]`, in the order of `candidates`. All 0 when no
     /// candidate shares a term with the query; 0 for a chunk not added.
     pub fn relevance(&self, query: &str, candidates: &[ChunkId]) -> Vec<f32> {
-        // Score only the candidates: the cost follows the context, not the whole history.
         let slots: Vec<Option<usize>> = candidates.iter().map(|&c| self.slot(c)).collect();
+        self.relevance_of_slots(query, &slots)
+    }
+
+    /// [`ValueEngine::relevance`] for candidates' slots, already looked up.
+    fn relevance_of_slots(&self, query: &str, slots: &[Option<usize>]) -> Vec<f32> {
+        // Score only the candidates: the cost follows the context, not the whole history.
         let docs: Vec<u32> = slots.iter().flatten().map(|&s| s as u32).collect();
         let scores = self.bm25.scores_for(query, &docs);
         let mut next = scores.into_iter();
@@ -256,7 +261,7 @@ impl ValueEngine {
             .collect();
         let max = raw.iter().copied().fold(0.0f32, f32::max);
         if max <= 0.0 || !max.is_finite() {
-            return vec![0.0; candidates.len()];
+            return vec![0.0; slots.len()];
         }
         raw.iter().map(|&s| clamp01(f64::from(s / max))).collect()
     }
@@ -302,14 +307,21 @@ impl ValueEngine {
         now_secs: Option<f64>,
         query: Option<&str>,
     ) -> Vec<f32> {
+        // One slot lookup per candidate, shared by relevance and scoring: this runs for every
+        // live chunk every turn.
+        let slots: Vec<Option<usize>> = candidates.iter().map(|&c| self.slot(c)).collect();
         let relevance = match query {
-            Some(q) => self.relevance(q, candidates),
+            Some(q) => self.relevance_of_slots(q, &slots),
             None => vec![0.0; candidates.len()],
         };
-        candidates
+        slots
             .iter()
             .zip(relevance)
-            .map(|(&c, r)| self.score_with(c, now_call, now_secs, r, false).value)
+            .map(|(slot, r)| {
+                slot.map_or(0.0, |s| {
+                    self.score_slot(s, now_call, now_secs, r, false).value
+                })
+            })
             .collect()
     }
 }

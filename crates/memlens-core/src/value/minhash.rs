@@ -10,15 +10,20 @@ pub(super) struct Analysis {
     pub(super) distinct_terms: u32,
     pub(super) uniqueness: f64,
     pub(super) signature: Option<[u32; MINHASH_HASHES]>,
+    /// The index terms ([`text::terms`]), in order: the BM25 document, from the same pass.
+    pub(super) terms: Vec<String>,
 }
 
 pub(super) fn analyze(content: &str) -> Analysis {
     let mut word_hashes = Vec::new();
     let mut term_hashes = Vec::new();
+    let mut terms = Vec::new();
     for w in text::words(content) {
         word_hashes.push(fnv1a(w.as_bytes()));
         if !text::is_stop_word(&w) {
-            term_hashes.push(fnv1a(text::stem(&w).as_bytes()));
+            let term = text::stem(&w);
+            term_hashes.push(fnv1a(term.as_bytes()));
+            terms.push(term);
         }
     }
     term_hashes.sort_unstable();
@@ -41,6 +46,7 @@ pub(super) fn analyze(content: &str) -> Analysis {
             shingles.len() as f64 / total as f64
         },
         signature: (!shingles.is_empty()).then(|| minhash(&shingles)),
+        terms,
     }
 }
 

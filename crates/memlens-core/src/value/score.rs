@@ -23,12 +23,29 @@ impl ValueEngine {
         relevance: f32,
         explain: bool,
     ) -> ChunkValue {
-        let Some(slot) = self.slot(chunk) else {
-            return not_added(chunk);
-        };
+        match self.slot(chunk) {
+            Some(slot) => self.score_slot(slot, now_call, now_secs, relevance, explain),
+            None => not_added(chunk),
+        }
+    }
+
+    /// [`ValueEngine::score_with`] for a chunk's slot, already looked up.
+    pub(super) fn score_slot(
+        &self,
+        slot: usize,
+        now_call: u32,
+        now_secs: Option<f64>,
+        relevance: f32,
+        explain: bool,
+    ) -> ChunkValue {
         let e = &self.entries[slot];
         let cfg = &self.config;
-        let mut why = Vec::with_capacity(9);
+        // Ranking calls this for every live chunk every turn: no allocation unless explaining.
+        let mut why = if explain {
+            Vec::with_capacity(9)
+        } else {
+            Vec::new()
+        };
         let mut take = |(x, sentence): Explained| {
             why.extend(sentence);
             x

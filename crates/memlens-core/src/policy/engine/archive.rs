@@ -16,7 +16,7 @@ impl State {
     pub(crate) fn use_light_recall(&mut self) {
         let mut light = RecallIndex::light();
         for id in &self.doc_chunk {
-            match self.index.get(id).map(|&i| &self.items[i].chunk) {
+            match self.position(*id).map(|i| &self.items[i].chunk) {
                 Some(c) => light.add(
                     &c.content,
                     c.meta.speaker.as_deref(),
@@ -51,7 +51,7 @@ impl State {
             .into_iter()
             .enumerate()
             .filter(|(_, s)| *s > 0.0)
-            .filter_map(|(doc, s)| Some((s, *self.index.get(&self.doc_chunk[doc])?)))
+            .filter_map(|(doc, s)| Some((s, self.position(self.doc_chunk[doc])?)))
             .filter(|(_, i)| self.items[*i].status == Status::Archived)
             .collect();
         candidates.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));

@@ -23,7 +23,7 @@
 
 mod archive;
 pub(crate) mod decision;
-mod ops;
+pub(crate) mod ops;
 pub(crate) mod state;
 
 pub use decision::{ContextEntry, Decision, EngineOptions, EntryForm};

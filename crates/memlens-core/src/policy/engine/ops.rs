@@ -7,6 +7,19 @@ use super::decision::{ContextEntry, Decision, EntryForm};
 use super::state::{State, Status, Summary};
 use crate::model::{Category, ChunkId};
 use crate::tokens::REPLY_PRIMING_TOKENS;
+use smallvec::SmallVec;
+
+/// The item indices of one unit. Inline up to four: almost every unit is one message, or one
+/// tool call with its result, and units are listed every turn.
+pub(crate) type Members = SmallVec<[usize; 4]>;
+
+/// The unit whose pairs start at `pairs[k]` (see [`State::unit_pairs`]): its id, its items and
+/// where the next unit starts.
+pub(crate) fn unit_at(pairs: &[(u32, usize)], k: usize) -> (u32, Members, usize) {
+    let unit = pairs[k].0;
+    let end = k + pairs[k..].partition_point(|p| p.0 == unit);
+    (unit, pairs[k..end].iter().map(|&(_, i)| i).collect(), end)
+}
 
 impl State {
     pub(crate) fn live(&self, i: usize) -> bool {
@@ -61,7 +74,24 @@ impl State {
     }
 
     /// Units (in order of first item) with their item indices, for units with an active item.
-    pub(crate) fn active_units(&self) -> Vec<(u32, Vec<usize>)> {
+    pub(crate) fn active_units(&self) -> Vec<(u32, Members)> {
+        let pairs = self.unit_pairs();
+        let mut out: Vec<(u32, Members)> = Vec::new();
+        let mut k = 0;
+        while k < pairs.len() {
+            let (unit, members, next) = unit_at(&pairs, k);
+            if members.iter().any(|&i| self.active(i)) {
+                out.push((unit, members));
+            }
+            k = next;
+        }
+        out
+    }
+
+    /// `(unit, item)` for every live item, sorted: units in order of their first item, each
+    /// unit's items together (walk them with [`unit_at`]; a rule that stops after a few units
+    /// need not list them all).
+    pub(crate) fn unit_pairs(&self) -> Vec<(u32, usize)> {
         // Unit ids are handed out when a unit's first item arrives and items are kept in arrival
         // order, so ordering by (unit, item) groups units in order of their first item. Sorting
         // nearly sorted pairs is cheaper than a hash map per call.
@@ -73,17 +103,7 @@ impl State {
             .map(|(i, it)| (it.unit, i))
             .collect();
         pairs.sort_unstable();
-        let mut out: Vec<(u32, Vec<usize>)> = Vec::new();
-        let mut k = 0;
-        while k < pairs.len() {
-            let unit = pairs[k].0;
-            let end = k + pairs[k..].partition_point(|p| p.0 == unit);
-            if pairs[k..end].iter().any(|&(_, i)| self.active(i)) {
-                out.push((unit, pairs[k..end].iter().map(|&(_, i)| i).collect()));
-            }
-            k = end;
-        }
-        out
+        pairs
     }
 
     pub(crate) fn unit_protected(&self, members: &[usize]) -> bool {
@@ -253,9 +273,8 @@ impl State {
     }
 
     /// Removes items that cannot come back (dropped, unless the strategy `restores` dropped
-    /// items; gone, always) and rebuilds the index.
+    /// items; gone, always). The rest keep their order, so [`State::position`] still holds.
     pub(crate) fn compact(&mut self, restores: bool) {
-        let before = self.items.len();
         let mut freed = 0u64;
         self.items.retain(|it| {
             let keep = match it.status {
@@ -269,13 +288,5 @@ impl State {
             keep
         });
         self.compacted_tokens += freed;
-        if self.items.len() != before {
-            self.index = self
-                .items
-                .iter()
-                .enumerate()
-                .map(|(i, it)| (it.chunk.id, i))
-                .collect();
-        }
     }
 }

@@ -12,7 +12,7 @@ use crate::time::timestamp_secs;
 use crate::tokens::TokenCounter;
 use crate::value::ValueEngine;
 use regex::Regex;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 /// Where an item is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,10 +80,10 @@ pub(crate) struct State {
     /// (unless the strategy may bring them back), so per-call work follows the context, not the
     /// history.
     pub(crate) items: Vec<Item>,
-    /// Chunk -> position in `items`, for the items still there.
-    pub(crate) index: HashMap<ChunkId, usize>,
-    /// Every chunk ever added.
-    pub(crate) seen: HashSet<ChunkId>,
+    /// Every chunk ever added -> its arrival order (`Item::seq`). Items stay sorted by `seq`, so
+    /// a chunk's position is a binary search away ([`State::position`]) and nothing needs
+    /// rebuilding when items are compacted away.
+    pub(crate) seq_of: HashMap<ChunkId, u64>,
     /// BM25 document id -> chunk.
     pub(crate) doc_chunk: Vec<ChunkId>,
     pub(crate) next_seq: u64,
@@ -143,8 +143,7 @@ impl State {
             counter,
             patterns,
             items: Vec::new(),
-            index: HashMap::new(),
-            seen: HashSet::new(),
+            seq_of: HashMap::new(),
             doc_chunk: Vec::new(),
             next_seq: 0,
             compacted_tokens: 0,
@@ -166,15 +165,22 @@ impl State {
 
     /// True when the chunk was added.
     pub(crate) fn contains(&self, chunk: ChunkId) -> bool {
-        self.seen.contains(&chunk)
+        self.seq_of.contains_key(&chunk)
+    }
+
+    /// Position in `items` of a chunk's item, when it is still there.
+    pub(crate) fn position(&self, chunk: ChunkId) -> Option<usize> {
+        let seq = *self.seq_of.get(&chunk)?;
+        self.items.binary_search_by_key(&seq, |it| it.seq).ok()
     }
 
     /// Adds a chunk (a new memory item). Chunks of one message are added together, the first with
     /// `starts_message`. Adding a chunk id twice is ignored.
     pub(crate) fn add(&mut self, chunk: &Chunk) {
-        if !self.seen.insert(chunk.id) {
+        if self.seq_of.contains_key(&chunk.id) {
             return;
         }
+        self.seq_of.insert(chunk.id, self.next_seq);
         if chunk.starts_message || self.items.is_empty() {
             self.messages += 1;
         }
@@ -233,12 +239,17 @@ impl State {
         if let Some(t) = time {
             self.latest_time = Some(self.latest_time.map_or(t, |l| l.max(t)));
         }
-        self.defer(Deferred::Add {
-            chunk: Box::new(chunk.clone()),
-            call: self.call,
-            time,
-            observe,
-        });
+        if self.eager_values {
+            // The backlog is empty here (work is done as it comes): no copy to queue.
+            self.add_values(chunk, self.call, time, observe);
+        } else {
+            self.backlog.push(Deferred::Add {
+                chunk: Box::new(chunk.clone()),
+                call: self.call,
+                time,
+                observe,
+            });
+        }
         // Only an archive is ever searched: without offload the index would be dead weight.
         if self.config.offload.is_some() {
             if matches!(chunk.category, Category::ToolCall | Category::ToolResult)
@@ -256,7 +267,6 @@ impl State {
             debug_assert_eq!(doc as usize, self.doc_chunk.len());
             self.doc_chunk.push(chunk.id);
         }
-        self.index.insert(chunk.id, self.items.len());
         self.next_seq += 1;
         self.items.push(Item {
             chunk: chunk.clone(),
@@ -302,12 +312,7 @@ impl State {
                     call,
                     time,
                     observe,
-                } => {
-                    if observe {
-                        self.detector.observe(&chunk);
-                    }
-                    self.value.add(&chunk, call, time);
-                }
+                } => self.add_values(&chunk, call, time, observe),
                 Deferred::Outputs { call, chunks } => {
                     let refs: Vec<&Chunk> = chunks.iter().collect();
                     for r in self.detector.outputs(call, &refs) {
@@ -316,6 +321,14 @@ impl State {
                 }
             }
         }
+    }
+
+    /// A chunk into the value engine, and into the detector's index when `observe`.
+    fn add_values(&mut self, chunk: &Chunk, call: u32, time: Option<f64>, observe: bool) {
+        if observe {
+            self.detector.observe(chunk);
+        }
+        self.value.add(chunk, call, time);
     }
 
     fn new_unit(&mut self) -> u32 {
@@ -344,7 +357,7 @@ impl State {
     pub(crate) fn label(&mut self, chunk: ChunkId, label: Option<crate::value::Label>) {
         self.catch_up();
         self.value.set_label(chunk, label);
-        if let Some(&i) = self.index.get(&chunk) {
+        if let Some(i) = self.position(chunk) {
             self.items[i].pinned |= label == Some(crate::value::Label::Important);
         }
     }

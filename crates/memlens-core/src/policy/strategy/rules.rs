@@ -6,12 +6,12 @@
 use super::super::compress::{compact_json, strip_markup, CompressKind};
 use super::super::config::{Compress, JsonCompress, QuotaOrder, SummaryModel, ToolRule};
 use super::super::engine::decision::Decision;
+use super::super::engine::ops::{unit_at, Members};
 use super::super::engine::state::{State, Status, Summary};
 use crate::model::{Category, Chunk, ChunkId};
-use std::collections::HashMap;
 
 /// Units (with their item indices) in the order they go, first to go first.
-pub(crate) type EvictionOrder = fn(&State, &str) -> Vec<(u32, Vec<usize>)>;
+pub(crate) type EvictionOrder = fn(&State, &str) -> Vec<(u32, Members)>;
 
 /// Runs every MemLens rule for one call, evicting in `order`'s order.
 pub(crate) fn apply(s: &mut State, query: &str, order: EvictionOrder, d: &mut Decision) {
@@ -34,7 +34,7 @@ pub(crate) fn apply(s: &mut State, query: &str, order: EvictionOrder, d: &mut De
 }
 
 /// Unprotected units with an active item, oldest first (the order they came in).
-pub(crate) fn oldest_first(s: &State, _query: &str) -> Vec<(u32, Vec<usize>)> {
+pub(crate) fn oldest_first(s: &State, _query: &str) -> Vec<(u32, Members)> {
     s.active_units()
         .into_iter()
         .filter(|(_, m)| !s.unit_protected(m))
@@ -43,7 +43,7 @@ pub(crate) fn oldest_first(s: &State, _query: &str) -> Vec<(u32, Vec<usize>)> {
 
 /// Unprotected units with an active item, lowest value per token first (ties: oldest first):
 /// the value strategy's order, and quotas' with `quota_order = "value"`.
-pub(crate) fn by_value_per_token(s: &State, query: &str) -> Vec<(u32, Vec<usize>)> {
+pub(crate) fn by_value_per_token(s: &State, query: &str) -> Vec<(u32, Members)> {
     let units = oldest_first(s, query);
     let ids: Vec<ChunkId> = units
         .iter()
@@ -55,15 +55,13 @@ pub(crate) fn by_value_per_token(s: &State, query: &str) -> Vec<(u32, Vec<usize>
         s.latest_time,
         Some(query).filter(|q| !q.is_empty()),
     );
-    let by_chunk: HashMap<ChunkId, f32> = ids.iter().copied().zip(values).collect();
-    let mut keyed: Vec<(f32, usize, (u32, Vec<usize>))> = units
+    // `values` is in the order of `ids`: the units' members, unit by unit.
+    let mut values = values.into_iter();
+    let mut keyed: Vec<(f32, usize, (u32, Members))> = units
         .into_iter()
         .enumerate()
         .map(|(pos, (u, m))| {
-            let value: f32 = m
-                .iter()
-                .map(|&i| by_chunk.get(&s.items[i].chunk.id).copied().unwrap_or(0.0))
-                .sum();
+            let value: f32 = m.iter().map(|_| values.next().unwrap_or(0.0)).sum();
             let tokens: u32 = m.iter().map(|&i| s.items[i].tokens).sum();
             (value / tokens.max(1) as f32, pos, (u, m))
         })
@@ -89,7 +87,7 @@ impl State {
             return;
         }
         let now = self.latest_time;
-        let aged: Vec<Vec<usize>> = self
+        let aged: Vec<Members> = self
             .active_units()
             .into_iter()
             .map(|(_, m)| m)
@@ -218,7 +216,7 @@ impl State {
 
     /// Each unit's value: its most valuable member's (what the threshold and the age exemption
     /// compare).
-    fn unit_best_values(&mut self, units: &[Vec<usize>], query: &str) -> Vec<f32> {
+    fn unit_best_values(&mut self, units: &[Members], query: &str) -> Vec<f32> {
         if units.is_empty() {
             return Vec::new();
         }
@@ -269,7 +267,7 @@ impl State {
         let Some(threshold) = self.config.value_threshold else {
             return;
         };
-        let units: Vec<Vec<usize>> = self
+        let units: Vec<Members> = self
             .active_units()
             .into_iter()
             .map(|(_, m)| m)
@@ -422,7 +420,16 @@ impl State {
     /// The context must start (after system) on a user message for Anthropic: evict leading
     /// assistant and tool units.
     pub(crate) fn start_on_user(&mut self, d: &mut Decision) {
-        for (_, members) in self.active_units() {
+        // Unit by unit, not `active_units`: this almost always stops at the first unit or two.
+        // Evicting a unit changes only its own items, so listing lazily decides the same.
+        let pairs = self.unit_pairs();
+        let mut next = 0;
+        while next < pairs.len() {
+            let (_, members, after) = unit_at(&pairs, next);
+            next = after;
+            if !members.iter().any(|&i| self.active(i)) {
+                continue;
+            }
             let first = members
                 .iter()
                 .copied()
