@@ -8,7 +8,7 @@ bash scripts/bootstrap.sh
 [ -x "$HOME/.cargo/bin/cargo" ] && export PATH="$HOME/.cargo/bin:$PATH"
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
-WASM_CRATES=(-p memlens-core -p memlens-import -p memlens-wasm)
+WASM_CRATES=(-p memlens-core -p memlens-import -p memlens-pool -p memlens-wasm)
 
 step "cargo fmt --check"
 cargo fmt --all -- --check

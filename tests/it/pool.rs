@@ -1,4 +1,4 @@
-//! The npm package's live pool (crates/memlens-wasm, natively): fed the real tau-bench messages
+//! The npm package's live pool (crates/memlens-pool, natively): fed the real tau-bench messages
 //! turn by turn it decides exactly like `memlens simulate`; the messages it renders are valid for
 //! the provider on random streams; bad input is an error, never a panic.
 
@@ -8,7 +8,7 @@ use memlens_core::cost::PriceTable;
 use memlens_core::policy::PolicyConfig;
 use memlens_core::references::detect;
 use memlens_core::simulate::simulate_trace;
-use memlens_wasm::pool::{Pool, PoolError, PoolOptions, Rendered};
+use memlens_pool::{Pool, PoolError, PoolOptions, Rendered};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use std::collections::HashSet;

@@ -178,11 +178,11 @@ fn engine_turns(policy: &str, history: u32) -> Result<(), String> {
 }
 
 /// Per-turn cost of the npm package's pool natively (`add` of a message object + `context`),
-/// fed the tau-bench messages in order like `scripts/bench_npm.mjs`: one JSON line, mean over 300
-/// turns in microseconds. The difference to the Node figure is the wasm and JS boundary.
+/// fed the tau-bench messages in order like `scripts/bench_npm.mjs`: one JSON line, the mean over 300
+/// turns in microseconds, and the median (as `scripts/bench_npm.mjs` reports). The difference to the Node figure is the wasm and JS boundary.
 fn pool_turns(policy: &str, history: usize, file: &str) -> Result<(), String> {
     use memlens_core::policy::PolicyConfig;
-    use memlens_wasm::pool::{Pool, PoolOptions};
+    use memlens_pool::{Pool, PoolOptions};
     let bytes = std::fs::read(file).map_err(|e| format!("{file}: {e}"))?;
     let records: Vec<serde_json::Value> =
         serde_json::from_slice(&bytes).map_err(|e| format!("{file}: {e}"))?;
@@ -218,16 +218,20 @@ fn pool_turns(policy: &str, history: usize, file: &str) -> Result<(), String> {
         .ok()
         .and_then(|t| t.parse().ok())
         .unwrap_or(300);
-    let start = Instant::now();
+    let mut times = Vec::with_capacity(turns);
     for _ in 0..turns {
-        pool.add(stream[i % stream.len()].clone())
-            .map_err(|e| e.to_string())?;
+        let message = stream[i % stream.len()].clone();
+        let start = Instant::now();
+        pool.add(message).map_err(|e| e.to_string())?;
         std::hint::black_box(pool.context(None).tokens);
+        times.push(start.elapsed().as_secs_f64() * 1e6);
         i += 1;
     }
+    let mean = times.iter().sum::<f64>() / times.len().max(1) as f64;
+    times.sort_by(f64::total_cmp);
     println!(
-        "{{\"policy\":\"{policy}\",\"history\":{history},\"mean_us\":{:.1}}}",
-        start.elapsed().as_secs_f64() * 1e6 / turns as f64
+        "{{\"policy\":\"{policy}\",\"history\":{history},\"mean_us\":{mean:.1},\"median_us\":{:.1}}}",
+        times.get(times.len() / 2).copied().unwrap_or(0.0)
     );
     Ok(())
 }

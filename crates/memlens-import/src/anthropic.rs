@@ -6,6 +6,7 @@
 use crate::document::Document;
 use crate::error::{ImportError, Location};
 use crate::json::{array_at, as_text, str_at, type_name, u64_at};
+use crate::live::Slot;
 use crate::openai::{import_records, log_parts, tool_definitions, Dialect, Response};
 use crate::{Context, Importer};
 use memlens_core::builder::{Message, Part, Role};
@@ -102,6 +103,16 @@ fn request_messages(v: &Value, location: Location, cx: &mut Context<'_>) -> Opti
 /// Parses one Anthropic message (`role` + string or block `content`). `None` when it has no
 /// string role.
 pub fn parse_message(m: &Value, location: Location, cx: &mut Context<'_>) -> Option<Message> {
+    parse_message_with_slots(m, location, cx).map(|(message, _)| message)
+}
+
+/// [`parse_message`], with where each part came from in the message object (one slot per part,
+/// in part order): the text of a string content, else the block's index.
+pub fn parse_message_with_slots(
+    m: &Value,
+    location: Location,
+    cx: &mut Context<'_>,
+) -> Option<(Message, Vec<Slot>)> {
     let role_name = str_at(m, "role")?;
     let role = Role::parse(role_name);
     if let Role::Other(name) = &role {
@@ -110,12 +121,16 @@ pub fn parse_message(m: &Value, location: Location, cx: &mut Context<'_>) -> Opt
             format!("unknown role {name:?}: kept as category \"other\""),
         );
     }
-    Some(Message {
+    let (parts, slots) = blocks_at(m.get("content").unwrap_or(&Value::Null), location, cx)
+        .into_iter()
+        .unzip();
+    let message = Message {
         role: Some(role),
         role_name: role_name.to_string(),
-        parts: blocks(m.get("content").unwrap_or(&Value::Null), location, cx),
+        parts,
         ..Message::default()
-    })
+    };
+    Some((message, slots))
 }
 
 /// True when a message's content holds Anthropic-only block types.
@@ -153,9 +168,17 @@ pub fn parse_usage(u: &Value) -> Usage {
 
 /// Content: a string, or a list of blocks.
 fn blocks(content: &Value, location: Location, cx: &mut Context<'_>) -> Vec<Part> {
+    blocks_at(content, location, cx)
+        .into_iter()
+        .map(|(part, _)| part)
+        .collect()
+}
+
+/// [`blocks`], with each part's slot.
+fn blocks_at(content: &Value, location: Location, cx: &mut Context<'_>) -> Vec<(Part, Slot)> {
     let items = match content {
         Value::Null => return Vec::new(),
-        Value::String(s) => return vec![Part::Text(s.clone())],
+        Value::String(s) => return vec![(Part::Text(s.clone()), Slot::Text)],
         Value::Array(items) => items,
         other => {
             cx.warn(
@@ -165,11 +188,11 @@ fn blocks(content: &Value, location: Location, cx: &mut Context<'_>) -> Vec<Part
                     type_name(other)
                 ),
             );
-            return vec![Part::Text(other.to_string())];
+            return vec![(Part::Text(other.to_string()), Slot::Text)];
         }
     };
     let mut parts = Vec::with_capacity(items.len());
-    for block in items {
+    for (i, block) in items.iter().enumerate() {
         let part = match str_at(block, "type") {
             Some("text") => Part::Text(str_at(block, "text").unwrap_or_default().to_string()),
             Some("thinking") => {
@@ -218,7 +241,7 @@ fn blocks(content: &Value, location: Location, cx: &mut Context<'_>) -> Vec<Part
                 }
             },
         };
-        parts.push(part);
+        parts.push((part, Slot::Item(i)));
     }
     parts
 }

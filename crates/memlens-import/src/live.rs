@@ -19,6 +19,7 @@ use crate::error::{ImportError, Location};
 use crate::json::type_name;
 use crate::{anthropic, openai, Context};
 use memlens_core::builder::Message;
+pub use openai::is_text_item;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -33,11 +34,32 @@ pub enum Dialect {
     Anthropic,
 }
 
+/// Where a part's text lives in its message object: one per part of a parsed message, set by
+/// the importer that made the part, so rendering a managed context back cannot drift from
+/// parsing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Slot {
+    /// A string field of the message (`reasoning_content`, `reasoning`, `refusal`).
+    Key(&'static str),
+    /// The whole `content` of an OpenAI tool message.
+    ToolContent,
+    /// The text of `content`: the string, or (OpenAI) every text item of the content array.
+    Text,
+    /// Item `i` of the `content` array (a non-text OpenAI part, an Anthropic block).
+    Item(usize),
+    /// `tool_calls[i]` (OpenAI).
+    ToolCall(usize),
+    /// The legacy `function_call` (OpenAI).
+    FunctionCall,
+}
+
 /// A parsed message.
 #[derive(Debug, Clone)]
 pub struct LiveMessage {
     /// The normalized message, ready for [`memlens_core::builder::TraceBuilder::push_message`].
     pub message: Message,
+    /// Where each of `message.parts` came from, in the same order.
+    pub slots: Vec<Slot>,
     /// The dialect it was read as.
     pub dialect: Dialect,
     /// Recoverable problems (an unknown role, an ignored content part).
@@ -65,10 +87,12 @@ pub fn parse_message(value: &Value, dialect: Option<Dialect>) -> Result<LiveMess
     }
     let dialect = dialect.unwrap_or_else(|| detect(value));
     let parsed = match dialect {
-        Dialect::OpenAi => openai::parse_message(value, Location::default(), &mut cx),
-        Dialect::Anthropic => anthropic::parse_message(value, Location::default(), &mut cx),
+        Dialect::OpenAi => openai::parse_message_with_slots(value, Location::default(), &mut cx),
+        Dialect::Anthropic => {
+            anthropic::parse_message_with_slots(value, Location::default(), &mut cx)
+        }
     };
-    let message = parsed.ok_or_else(|| {
+    let (message, slots) = parsed.ok_or_else(|| {
         invalid(match value.get("role") {
             Some(role) => format!("\"role\" is {}, expected a string", type_name(role)),
             None => "the message has no \"role\" (expected e.g. \"user\")".to_string(),
@@ -76,6 +100,7 @@ pub fn parse_message(value: &Value, dialect: Option<Dialect>) -> Result<LiveMess
     })?;
     Ok(LiveMessage {
         message,
+        slots,
         dialect,
         warnings: cx.warnings.into_iter().map(|w| w.message).collect(),
     })
@@ -108,4 +133,61 @@ pub fn parse_usage(value: &Value) -> Result<memlens_core::Usage, ImportError> {
     } else {
         openai::parse_usage(value)
     })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn slots(m: &Value, dialect: Dialect) -> Vec<Slot> {
+        let parsed = parse_message(m, Some(dialect)).expect("a valid test message");
+        assert_eq!(
+            parsed.slots.len(),
+            parsed.message.parts.len(),
+            "one slot per part"
+        );
+        parsed.slots
+    }
+
+    #[test]
+    fn every_part_knows_where_it_came_from() {
+        let m = json!({"role": "assistant", "reasoning_content": "think", "content": [
+            {"type": "text", "text": "a"}, {"type": "image_url", "image_url": {"url": "u"}},
+            {"type": "text", "text": "b"}], "refusal": "no",
+            "tool_calls": [{"id": "c", "function": {"name": "f", "arguments": "{}"}}]});
+        assert_eq!(
+            slots(&m, Dialect::OpenAi),
+            vec![
+                Slot::Key("reasoning_content"),
+                Slot::Text,
+                Slot::Item(1),
+                Slot::Key("refusal"),
+                Slot::ToolCall(0)
+            ]
+        );
+        let t = json!({"role": "tool", "tool_call_id": "c", "content": [{"type": "text", "text": "42"}]});
+        assert_eq!(slots(&t, Dialect::OpenAi), vec![Slot::ToolContent]);
+        let f = json!({"role": "assistant", "content": null, "function_call": {"name": "f", "arguments": "{}"}});
+        assert_eq!(slots(&f, Dialect::OpenAi), vec![Slot::FunctionCall]);
+        // An empty text item beside an image makes no text part: no text slot either (a layout
+        // re-derived from the JSON gave one here, and the message was then kept whole).
+        let e = json!({"role": "user", "content": [{"type": "text", "text": ""},
+            {"type": "image_url", "image_url": {"url": "u"}}]});
+        assert_eq!(slots(&e, Dialect::OpenAi), vec![Slot::Item(1)]);
+        let a = json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "x"},
+            7, {"type": "text", "text": "next"}]});
+        assert_eq!(
+            slots(&a, Dialect::Anthropic),
+            vec![Slot::Item(0), Slot::Item(2)]
+        );
+        assert_eq!(
+            slots(
+                &json!({"role": "user", "content": "hi"}),
+                Dialect::Anthropic
+            ),
+            vec![Slot::Text]
+        );
+    }
 }

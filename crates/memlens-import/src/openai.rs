@@ -8,6 +8,7 @@ use crate::document::Document;
 use crate::error::source_pos;
 use crate::error::{ImportError, Location};
 use crate::json::{array_at, as_text, str_at, type_name, u64_at};
+use crate::live::Slot;
 use crate::logs::{build_traces, LoggedCall};
 use crate::{Context, Importer};
 use memlens_core::builder::{CallInfo, Message, Part, Role, TraceBuilder};
@@ -259,6 +260,16 @@ fn describe_msg(m: &Value) -> String {
 
 /// Parses one OpenAI message. `None` when it has no string role.
 pub fn parse_message(m: &Value, location: Location, cx: &mut Context<'_>) -> Option<Message> {
+    parse_message_with_slots(m, location, cx).map(|(message, _)| message)
+}
+
+/// [`parse_message`], with where each part came from in the message object (one slot per part,
+/// in part order): what renders a managed context back into the caller's own objects.
+pub fn parse_message_with_slots(
+    m: &Value,
+    location: Location,
+    cx: &mut Context<'_>,
+) -> Option<(Message, Vec<Slot>)> {
     let role_name = str_at(m, "role")?;
     let role = Role::parse(role_name);
     if let Role::Other(name) = &role {
@@ -268,9 +279,11 @@ pub fn parse_message(m: &Value, location: Location, cx: &mut Context<'_>) -> Opt
         );
     }
     let mut parts = Vec::new();
+    let mut slots = Vec::new();
     for key in ["reasoning_content", "reasoning"] {
         if let Some(text) = str_at(m, key).filter(|t| !t.is_empty()) {
             parts.push(Part::Reasoning(text.to_string()));
+            slots.push(Slot::Key(key));
         }
     }
     let content = m.get("content").unwrap_or(&Value::Null);
@@ -292,20 +305,28 @@ pub fn parse_message(m: &Value, location: Location, cx: &mut Context<'_>) -> Opt
                 name: str_at(m, "name").map(str::to_string),
                 content: content_text(content, location, cx),
             });
+            slots.push(Slot::ToolContent);
         }
-        _ => parts.extend(content_parts(content, location, cx)),
+        _ => {
+            for (part, slot) in content_parts_at(content, location, cx) {
+                parts.push(part);
+                slots.push(slot);
+            }
+        }
     }
     if let Some(refusal) = str_at(m, "refusal") {
         parts.push(Part::Text(refusal.to_string()));
+        slots.push(Slot::Key("refusal"));
     }
     if let Some(calls) = array_at(m, "tool_calls") {
-        for call in calls {
+        for (i, call) in calls.iter().enumerate() {
             let f = call.get("function").unwrap_or(call);
             parts.push(Part::ToolCall {
                 id: str_at(call, "id").unwrap_or_default().to_string(),
                 name: str_at(f, "name").unwrap_or_default().to_string(),
                 arguments: f.get("arguments").map(as_text).unwrap_or_default(),
             });
+            slots.push(Slot::ToolCall(i));
         }
     }
     if let Some(fc) = m.get("function_call").filter(|v| v.is_object()) {
@@ -315,8 +336,9 @@ pub fn parse_message(m: &Value, location: Location, cx: &mut Context<'_>) -> Opt
             name,
             arguments: fc.get("arguments").map(as_text).unwrap_or_default(),
         });
+        slots.push(Slot::FunctionCall);
     }
-    Some(Message {
+    let message = Message {
         role: Some(role),
         role_name: role_name.to_string(),
         name: str_at(m, "name")
@@ -324,18 +346,44 @@ pub fn parse_message(m: &Value, location: Location, cx: &mut Context<'_>) -> Opt
             .map(str::to_string),
         parts,
         ..Message::default()
-    })
+    };
+    Some((message, slots))
 }
 
 /// Content as text parts: a string, null, or a list of typed parts.
 fn content_parts(content: &Value, location: Location, cx: &mut Context<'_>) -> Vec<Part> {
+    content_parts_at(content, location, cx)
+        .into_iter()
+        .map(|(part, _)| part)
+        .collect()
+}
+
+/// Whether an item of an OpenAI content array is text: it joins the message's text part
+/// ([`Slot::Text`]) rather than making a part of its own. The same cases as the match in
+/// [`content_parts_at`]; the renderer uses this to find the items a text part came from.
+pub fn is_text_item(item: &Value) -> bool {
+    matches!(
+        (str_at(item, "type"), item),
+        (Some("text" | "input_text" | "output_text" | "refusal"), _)
+            | (None, Value::Object(_) | Value::String(_))
+            | (Some(_), Value::String(_))
+    )
+}
+
+/// [`content_parts`] with each part's slot: the text (all text items joined), then each other
+/// typed item by its index.
+fn content_parts_at(
+    content: &Value,
+    location: Location,
+    cx: &mut Context<'_>,
+) -> Vec<(Part, Slot)> {
     match content {
         Value::Null => Vec::new(),
-        Value::String(s) => vec![Part::Text(s.clone())],
+        Value::String(s) => vec![(Part::Text(s.clone()), Slot::Text)],
         Value::Array(items) => {
             let mut parts = Vec::new();
             let mut text = String::new();
-            for item in items {
+            for (i, item) in items.iter().enumerate() {
                 match (str_at(item, "type"), item) {
                     (Some("text" | "input_text" | "output_text"), _) | (None, Value::Object(_)) => {
                         if let Some(t) = str_at(item, "text") {
@@ -346,10 +394,13 @@ fn content_parts(content: &Value, location: Location, cx: &mut Context<'_>) -> V
                     (Some("refusal"), _) => {
                         text.push_str(str_at(item, "refusal").unwrap_or_default())
                     }
-                    (Some(kind), _) => parts.push(Part::Other {
-                        kind: kind.to_string(),
-                        text: describe_media(kind, item),
-                    }),
+                    (Some(kind), _) => parts.push((
+                        Part::Other {
+                            kind: kind.to_string(),
+                            text: describe_media(kind, item),
+                        },
+                        Slot::Item(i),
+                    )),
                     (None, other) => cx.warn(
                         location,
                         format!("content part of type {} ignored", type_name(other)),
@@ -357,7 +408,7 @@ fn content_parts(content: &Value, location: Location, cx: &mut Context<'_>) -> V
                 }
             }
             if !text.is_empty() || parts.is_empty() {
-                parts.insert(0, Part::Text(text));
+                parts.insert(0, (Part::Text(text), Slot::Text));
             }
             parts
         }
@@ -369,7 +420,7 @@ fn content_parts(content: &Value, location: Location, cx: &mut Context<'_>) -> V
                     type_name(other)
                 ),
             );
-            vec![Part::Text(other.to_string())]
+            vec![(Part::Text(other.to_string()), Slot::Text)]
         }
     }
 }

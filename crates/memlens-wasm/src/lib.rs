@@ -1,38 +1,16 @@
 //! MemLens for JavaScript: the thin wasm-bindgen layer under the npm package `memlens`.
 //!
 //! One handle type ([`RawPool`], wrapped by the package's `MemoryPool`), options in, plain objects
-//! out; token counting and trace analysis as functions. The logic lives in [`pool`] and [`render`]
-//! (pure Rust, tested natively) and in the core; this file only converts values and turns errors
-//! into JavaScript `Error`s. Never a trap: bad input is an `Err`.
-//!
-//! ```
-//! use memlens_wasm::pool::{Pool, PoolOptions};
-//! use memlens_core::policy::PolicyConfig;
-//! use serde_json::json;
-//!
-//! let mut pool = Pool::new(PoolOptions {
-//!     model: Some("gpt-4o".into()),
-//!     budget: 1000,
-//!     policy: PolicyConfig::builtin("value").unwrap(),
-//!     summarizer: false,
-//!     dialect: None,
-//! }).unwrap();
-//! pool.add(json!({"role": "system", "content": "Be brief."})).unwrap();
-//! pool.add(json!({"role": "user", "content": "Hi"})).unwrap();
-//! let ctx = pool.context(None);
-//! assert_eq!(ctx.items.len(), 2);
-//! assert!(!ctx.over_budget);
-//! ```
-
-pub mod pool;
-pub mod render;
+//! out; token counting and trace analysis as functions. The logic lives in `memlens-pool` (the
+//! binding-neutral pool the Python package wraps too) and in the core; this file only converts
+//! values and turns errors into JavaScript `Error`s. Never a trap: bad input is an `Err`.
 
 use memlens_core::analysis::{self, Analysis, AnalysisOptions};
 use memlens_core::policy::{PolicyConfig, BUILTIN};
 use memlens_core::value::Label;
 use memlens_import::live::{self, Dialect};
 use memlens_import::{import, ImportOptions};
-use pool::{Pool, PoolOptions, Rendered};
+use memlens_pool::{budget_from_f64, policy_from_value, Pool, PoolOptions, Rendered};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
@@ -49,30 +27,9 @@ fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsError> {
     value.serialize(&serializer()).map_err(js_err)
 }
 
-/// Reads a policy: a built-in name, JSON or TOML text, or an object (as JSON).
+/// Reads a policy (see [`policy_from_value`]).
 fn policy_from(value: &Value) -> Result<PolicyConfig, JsError> {
-    match value {
-        Value::Null => PolicyConfig::builtin("value").map_err(js_err),
-        Value::String(text) => {
-            let t = text.trim();
-            if BUILTIN.contains(&t) {
-                PolicyConfig::builtin(t).map_err(js_err)
-            } else if t.starts_with('{') || t.contains('=') || t.contains('\n') {
-                PolicyConfig::parse(t).map_err(js_err)
-            } else {
-                PolicyConfig::builtin(t).map_err(js_err)
-            }
-        }
-        Value::Object(_) => PolicyConfig::from_json(&value.to_string()).map_err(js_err),
-        other => Err(JsError::new(&format!(
-            "invalid policy: expected a built-in name, JSON or TOML text, or an object; found {}",
-            match other {
-                Value::Bool(_) => "a boolean",
-                Value::Number(_) => "a number",
-                _ => "an array",
-            }
-        ))),
-    }
+    policy_from_value(value).map_err(js_err)
 }
 
 #[derive(Deserialize)]
@@ -100,19 +57,7 @@ impl RawPool {
     pub fn new(options: JsValue) -> Result<RawPool, JsError> {
         let o: RawOptions = serde_wasm_bindgen::from_value(options)
             .map_err(|e| JsError::new(&format!("invalid options: {e}")))?;
-        let budget = match o.budget {
-            Some(b) if b.is_finite() && b >= 1.0 && b <= f64::from(u32::MAX) => b as u32,
-            Some(b) => {
-                return Err(JsError::new(&format!(
-                    "invalid options: budget must be a positive number of tokens, got {b}"
-                )))
-            }
-            None => {
-                return Err(JsError::new(
-                    "invalid options: `budget` (tokens) is required",
-                ))
-            }
-        };
+        let budget = budget_from_f64(o.budget).map_err(js_err)?;
         let pool = Pool::new(PoolOptions {
             model: o.model,
             budget,
@@ -234,7 +179,7 @@ impl RawPool {
 /// Exact token count of `text` for a model (or an encoding name); unknown models are an error.
 #[wasm_bindgen(js_name = countTokens)]
 pub fn count_tokens(text: &str, model: Option<String>) -> Result<u32, JsError> {
-    let counter = pool::counter_for(model.as_deref()).map_err(js_err)?;
+    let counter = memlens_pool::counter_for(model.as_deref()).map_err(js_err)?;
     Ok(counter.count(text))
 }
 
@@ -285,7 +230,7 @@ pub fn analyze_trace(bytes: &[u8], options: JsValue) -> Result<JsValue, JsError>
         },
     )
     .map_err(js_err)?;
-    let prices = pool::prices();
+    let prices = memlens_pool::prices();
     let traces: Vec<&memlens_core::Trace> = match o.trace {
         None => result.traces.iter().collect(),
         Some(i) => vec![result.traces.get(i).ok_or_else(|| {

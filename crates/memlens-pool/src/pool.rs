@@ -40,6 +40,9 @@ pub enum PoolError {
     /// Options that make no sense.
     #[error("invalid options: {0}")]
     Options(String),
+    /// A policy given as something that is not a policy (a number, a boolean, an array).
+    #[error("invalid policy: {0}")]
+    PolicyValue(String),
     /// A policy that needs the future of the run (the hindsight oracle) asked for live.
     #[error("policy {0:?} reads which later steps use each chunk: it exists only for replays of a recorded trace (memlens simulate / compare, the web simulator), not for a live pool")]
     NeedsHindsight(String),
@@ -428,7 +431,7 @@ impl Pool {
             }
         }
         self.messages.push(StoredMessage {
-            slots: render::layout(&value, parsed.dialect),
+            slots: parsed.slots,
             value,
             dialect: parsed.dialect,
             chunks: ids.clone(),

@@ -2,30 +2,15 @@
 //!
 //! A message whose chunks are all kept as they were is returned as the very object the agent
 //! added (the host keeps those; Rust only says which). A message with some chunks compressed or
-//! dropped is patched: the same object with those parts replaced or removed. The part layout of a
-//! message is derived with the importers' own rules (one chunk per part, in order); when it cannot
-//! be matched, the message is never half-rendered: it is kept whole, or dropped whole when a tool
+//! dropped is patched: the same object with those parts replaced or removed. Where each part lives
+//! in the object ([`Slot`]) is recorded by the importer that parsed it (one chunk per part, in
+//! order), so rendering cannot drift from parsing; when slots and chunks still do not match (a
+//! message that made no parts), the message is never half-rendered: it is kept whole, or dropped whole when a tool
 //! call in it was dropped (a call without its result is invalid for both providers).
 
-use memlens_import::live::Dialect;
+pub use memlens_import::live::Slot;
+use memlens_import::live::{is_text_item, Dialect};
 use serde_json::{Map, Value};
-
-/// Where a chunk's text lives in its message object.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Slot {
-    /// A string field of the message (`reasoning_content`, `reasoning`, `refusal`).
-    Key(&'static str),
-    /// The whole `content` of an OpenAI tool message.
-    ToolContent,
-    /// The text of `content`: the string, or (OpenAI) every text item of the content array.
-    Text,
-    /// Item `i` of the `content` array (a non-text OpenAI part, an Anthropic block).
-    Item(usize),
-    /// `tool_calls[i]` (OpenAI).
-    ToolCall(usize),
-    /// The legacy `function_call` (OpenAI).
-    FunctionCall,
-}
 
 /// What the context does with one chunk of a message.
 #[derive(Debug, Clone, PartialEq)]
@@ -36,79 +21,6 @@ pub enum PartState {
     Replace(String),
     /// Not sent.
     Drop,
-}
-
-fn text_like(item: &Value) -> bool {
-    matches!(
-        (item.get("type").and_then(Value::as_str), item),
-        (Some("text" | "input_text" | "output_text" | "refusal"), _)
-            | (None, Value::Object(_) | Value::String(_))
-            | (Some(_), Value::String(_))
-    )
-}
-
-/// The slots of a message's parts, in chunk order (the importers' parse order). An empty list
-/// means the message has no parts (it still makes one empty chunk).
-pub fn layout(message: &Value, dialect: Dialect) -> Vec<Slot> {
-    let mut slots = Vec::new();
-    let content = message.get("content").unwrap_or(&Value::Null);
-    match dialect {
-        Dialect::OpenAi => {
-            for key in ["reasoning_content", "reasoning"] {
-                if message
-                    .get(key)
-                    .and_then(Value::as_str)
-                    .is_some_and(|t| !t.is_empty())
-                {
-                    slots.push(Slot::Key(key));
-                }
-            }
-            let role = message.get("role").and_then(Value::as_str).unwrap_or("");
-            if matches!(role, "tool" | "function" | "ipython") {
-                slots.push(Slot::ToolContent);
-            } else {
-                match content {
-                    Value::Null => {}
-                    Value::Array(items) => {
-                        let others: Vec<usize> = items
-                            .iter()
-                            .enumerate()
-                            .filter(|(_, it)| {
-                                !text_like(it) && it.get("type").and_then(Value::as_str).is_some()
-                            })
-                            .map(|(i, _)| i)
-                            .collect();
-                        if items.iter().any(text_like) || others.is_empty() {
-                            slots.push(Slot::Text);
-                        }
-                        slots.extend(others.into_iter().map(Slot::Item));
-                    }
-                    _ => slots.push(Slot::Text),
-                }
-            }
-            if message.get("refusal").and_then(Value::as_str).is_some() {
-                slots.push(Slot::Key("refusal"));
-            }
-            if let Some(calls) = message.get("tool_calls").and_then(Value::as_array) {
-                slots.extend((0..calls.len()).map(Slot::ToolCall));
-            }
-            if message.get("function_call").is_some_and(Value::is_object) {
-                slots.push(Slot::FunctionCall);
-            }
-        }
-        Dialect::Anthropic => match content {
-            Value::Null => {}
-            Value::Array(items) => {
-                for (i, block) in items.iter().enumerate() {
-                    if block.get("type").and_then(Value::as_str).is_some() || block.is_string() {
-                        slots.push(Slot::Item(i));
-                    }
-                }
-            }
-            _ => slots.push(Slot::Text),
-        },
-    }
-    slots
 }
 
 /// True when the message holds nothing a provider would accept as a message.
@@ -128,7 +40,8 @@ fn is_empty_message(m: &Map<String, Value>) -> bool {
 }
 
 /// Applies the states of a message's chunks. `None`: the message is not sent at all.
-/// `states` has one entry per chunk of the message, `slots` is its [`layout`].
+/// `states` has one entry per chunk of the message, `slots` are its parts' slots
+/// ([`memlens_import::live::LiveMessage::slots`]).
 pub fn patch(
     message: &Value,
     dialect: Dialect,
@@ -246,7 +159,7 @@ fn patch_text(m: &mut Map<String, Value>, dialect: Dialect, state: &PartState) {
             let mut out = Vec::with_capacity(items.len());
             let mut placed = false;
             for item in items.drain(..) {
-                if text_like(&item) {
+                if is_text_item(&item) {
                     if let (PartState::Replace(t), false) = (state, placed) {
                         out.push(serde_json::json!({"type": "text", "text": t}));
                         placed = true;
@@ -291,6 +204,13 @@ fn replace_block(block: &mut Value, text: &str) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// The slots the importer records for a message.
+    fn layout(message: &Value, dialect: Dialect) -> Vec<Slot> {
+        memlens_import::live::parse_message(message, Some(dialect))
+            .expect("test messages are valid")
+            .slots
+    }
 
     #[test]
     fn layouts_follow_the_importers() {

@@ -1,0 +1,105 @@
+//! MemLens' live memory pool, binding-neutral: the npm package (through `memlens-wasm`) and the
+//! Python package (through `memlens-py`) wrap this crate thinly, so both make the same decisions
+//! with the same code.
+//!
+//! A [`Pool`] takes the caller's message objects (OpenAI or Anthropic JSON) one at a time, keeps
+//! them as chunks in the policy engine, and answers each [`Pool::context`] with what to send:
+//! mostly references to the caller's own messages (never copied), patched copies where a part was
+//! compressed or removed, and summaries for the host to produce. [`policy_from_value`] and
+//! [`budget_from_f64`] read the options every binding takes, with the same messages.
+//!
+//! ```
+//! use memlens_pool::{policy_from_value, Pool, PoolOptions};
+//! use serde_json::json;
+//!
+//! let mut pool = Pool::new(PoolOptions {
+//!     model: Some("gpt-4o".into()),
+//!     budget: 1000,
+//!     policy: policy_from_value(&json!("value")).unwrap(),
+//!     summarizer: false,
+//!     dialect: None,
+//! }).unwrap();
+//! pool.add(json!({"role": "system", "content": "Be brief."})).unwrap();
+//! pool.add(json!({"role": "user", "content": "Hi"})).unwrap();
+//! let ctx = pool.context(None);
+//! assert_eq!(ctx.items.len(), 2);
+//! assert!(!ctx.over_budget);
+//! ```
+
+pub mod pool;
+pub mod render;
+
+pub use pool::{
+    counter_for, prices, Explanation, Pool, PoolContext, PoolError, PoolOptions, PoolStats,
+    Rendered,
+};
+
+use memlens_core::policy::{PolicyConfig, BUILTIN};
+use serde_json::Value;
+
+/// Reads a policy as every binding takes it: `null` (the default, `value`), a built-in name,
+/// JSON or TOML text, or an object (as JSON).
+pub fn policy_from_value(value: &Value) -> Result<PolicyConfig, PoolError> {
+    match value {
+        Value::Null => Ok(PolicyConfig::builtin("value")?),
+        Value::String(text) => {
+            let t = text.trim();
+            if BUILTIN.contains(&t) {
+                Ok(PolicyConfig::builtin(t)?)
+            } else if t.starts_with('{') || t.contains('=') || t.contains('\n') {
+                Ok(PolicyConfig::parse(t)?)
+            } else {
+                Ok(PolicyConfig::builtin(t)?)
+            }
+        }
+        Value::Object(_) => Ok(PolicyConfig::from_json(&value.to_string())?),
+        other => Err(PoolError::PolicyValue(format!(
+            "expected a built-in name, JSON or TOML text, or an object; found {}",
+            match other {
+                Value::Bool(_) => "a boolean",
+                Value::Number(_) => "a number",
+                _ => "an array",
+            }
+        ))),
+    }
+}
+
+/// Reads a budget in tokens given as a number (JavaScript and Python hand over floats):
+/// required, finite, at least 1, at most `u32::MAX`.
+pub fn budget_from_f64(budget: Option<f64>) -> Result<u32, PoolError> {
+    match budget {
+        Some(b) if b.is_finite() && b >= 1.0 && b <= f64::from(u32::MAX) => Ok(b as u32),
+        Some(b) => Err(PoolError::Options(format!(
+            "budget must be a positive number of tokens, got {b}"
+        ))),
+        None => Err(PoolError::Options("`budget` (tokens) is required".into())),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn policies_read_from_every_form() {
+        assert_eq!(policy_from_value(&Value::Null).unwrap().name, "value");
+        assert_eq!(policy_from_value(&json!("window")).unwrap().name, "window");
+        let toml = "name = \"mine\"\nstrategy = \"window\"";
+        assert_eq!(policy_from_value(&json!(toml)).unwrap().name, "mine");
+        let obj = json!({"name": "obj", "strategy": "value"});
+        assert_eq!(policy_from_value(&obj).unwrap().name, "obj");
+        assert!(policy_from_value(&json!("no-such-policy")).is_err());
+        let e = policy_from_value(&json!(3)).unwrap_err().to_string();
+        assert!(e.contains("found a number"), "{e}");
+    }
+
+    #[test]
+    fn budgets_are_positive_finite_token_counts() {
+        assert_eq!(budget_from_f64(Some(4000.0)).unwrap(), 4000);
+        for bad in [Some(0.0), Some(-1.0), Some(f64::NAN), Some(1e12), None] {
+            assert!(budget_from_f64(bad).is_err(), "{bad:?}");
+        }
+    }
+}
