@@ -29,6 +29,11 @@ if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import tiktoken' 2>/dev/n
   python3 -m venv .venv
   .venv/bin/python -m pip install --quiet --disable-pip-version-check 'tiktoken==0.12.*'
 fi
+# maturin builds the Python package's wheel (scripts/py.sh); pinned, installed once.
+if ! .venv/bin/maturin --version 2>/dev/null | grep -q '^maturin 1.16.0$'; then
+  say "installing maturin 1.16.0 into .venv"
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check 'maturin==1.16.0'
+fi
 # Pinned Rust tools; `cargo install` only when the installed version differs.
 have_version() { command -v "$1" >/dev/null 2>&1 && "$1" --version 2>/dev/null | grep -q "$2"; }
 if ! have_version wasm-bindgen 0.2.130; then

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every check CI runs: formatting, lints (native and wasm32), the wasm32 build of the core, all
 # tests, the token-count cross-check against Python tiktoken on the real tau-bench file, the npm
-# package's tests (Node, against the packed tarball) and the web app's browser tests (Chromium).
+# package's tests (Node, against the packed tarball), the Python package's tests (pytest, against
+# the installed wheel) and the web app's browser tests (Chromium).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
@@ -31,6 +32,8 @@ for f in ../shared/data/traces/tau-bench-gpt-4o-airline.json ../shared/data/loco
 done
 step "npm package: build, pack, install in a scratch project, node --test"
 bash scripts/npm.sh test
+step "Python package: build the wheel, install it in a fresh virtualenv, pytest there"
+bash scripts/py.sh test
 step "web app: build, serve on 127.0.0.1, browser tests in headless Chromium"
 bash scripts/web.sh test
 step "all checks passed"

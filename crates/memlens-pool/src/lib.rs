@@ -35,7 +35,18 @@ pub use pool::{
 };
 
 use memlens_core::policy::{PolicyConfig, BUILTIN};
+use memlens_core::value::Label;
 use serde_json::Value;
+
+/// Reads a label as every binding takes it: `"important"`, `"useless"`, or none (clears it).
+pub fn label_from_str(label: Option<&str>) -> Result<Option<Label>, PoolError> {
+    match label {
+        None => Ok(None),
+        Some("important") => Ok(Some(Label::Important)),
+        Some("useless") => Ok(Some(Label::Useless)),
+        Some(other) => Err(PoolError::Label(other.to_string())),
+    }
+}
 
 /// Reads a policy as every binding takes it: `null` (the default, `value`), a built-in name,
 /// JSON or TOML text, or an object (as JSON).

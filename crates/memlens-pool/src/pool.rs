@@ -40,6 +40,9 @@ pub enum PoolError {
     /// Options that make no sense.
     #[error("invalid options: {0}")]
     Options(String),
+    /// A label other than `important` / `useless`.
+    #[error("unknown label {0:?}: expected \"important\", \"useless\" or none")]
+    Label(String),
     /// A policy given as something that is not a policy (a number, a boolean, an array).
     #[error("invalid policy: {0}")]
     PolicyValue(String),

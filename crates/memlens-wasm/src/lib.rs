@@ -7,10 +7,11 @@
 
 use memlens_core::analysis::{self, Analysis, AnalysisOptions};
 use memlens_core::policy::{PolicyConfig, BUILTIN};
-use memlens_core::value::Label;
 use memlens_import::live::{self, Dialect};
 use memlens_import::{import, ImportOptions};
-use memlens_pool::{budget_from_f64, policy_from_value, Pool, PoolOptions, Rendered};
+use memlens_pool::{
+    budget_from_f64, label_from_str, policy_from_value, Pool, PoolOptions, Rendered,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
@@ -140,16 +141,7 @@ impl RawPool {
 
     /// Labels a chunk: `"important"`, `"useless"`, or `null` to clear.
     pub fn label(&mut self, chunk: u32, label: Option<String>) -> Result<(), JsError> {
-        let label = match label.as_deref() {
-            None => None,
-            Some("important") => Some(Label::Important),
-            Some("useless") => Some(Label::Useless),
-            Some(other) => {
-                return Err(JsError::new(&format!(
-                    "unknown label {other:?}: expected \"important\", \"useless\" or null"
-                )))
-            }
-        };
+        let label = label_from_str(label.as_deref()).map_err(js_err)?;
         self.pool.label(chunk, label).map_err(js_err)
     }
 

@@ -1,0 +1,228 @@
+"""The live pool from Python: the caller's own objects back, the invariants on random streams,
+errors as Python exceptions."""
+
+import asyncio
+import json
+import random
+
+import memlens
+import pytest
+from memlens import MemoryPool
+
+
+def test_the_installed_package_is_tested_not_the_source_tree():
+    assert "site-packages" in memlens.__file__, memlens.__file__
+
+
+def tool_turn(i: int, size: int):
+    call = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": f"c{i}", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}
+        ],
+    }
+    result = {"role": "tool", "tool_call_id": f"c{i}", "content": "result " * size}
+    return call, result
+
+
+def test_context_returns_the_very_objects_added_and_keeps_pairs_together():
+    pool = MemoryPool(model="gpt-4o", budget=120, policy="window")
+    system = {"role": "system", "content": "Be brief."}
+    pool.add(system)
+    pool.add({"role": "user", "content": "Find my booking."})
+    call, result = tool_turn(1, 200)
+    pool.add_many([call, result])
+    newest = {"role": "user", "content": "And the seat?"}
+    pool.add(newest)
+    ctx = pool.context()
+    assert ctx[0] is system and ctx[-1] is newest
+    assert call not in ctx and result not in ctx  # dropped together
+    last = pool.last_context
+    assert last["tokens"] <= 120 and not last["over_budget"]
+    assert len(last["evicted"]) == 3  # the old user turn, the call, its result
+
+
+def check_openai(messages):
+    """Every tool result answers a call of the assistant message before it; every call is answered."""
+    open_calls = set()
+    for i, m in enumerate(messages):
+        if m["role"] == "tool":
+            assert m["tool_call_id"] in open_calls, f"message {i}: orphaned tool result"
+            open_calls.remove(m["tool_call_id"])
+        else:
+            assert not open_calls, f"message {i}: calls {open_calls} left unanswered"
+            open_calls.update(c["id"] for c in m.get("tool_calls") or [])
+    assert not open_calls
+
+
+def check_anthropic(messages):
+    """Every tool_result block answers a tool_use block of the message just before it."""
+    previous_uses = set()
+    for i, m in enumerate(messages):
+        blocks = m["content"] if isinstance(m["content"], list) else []
+        results = {b["tool_use_id"] for b in blocks if b.get("type") == "tool_result"}
+        assert results <= previous_uses, f"message {i}: orphaned tool_result"
+        assert previous_uses <= results, f"message {i}: tool_use left unanswered"
+        previous_uses = {b["id"] for b in blocks if b.get("type") == "tool_use"}
+
+
+def random_stream(rng: random.Random, anthropic: bool):
+    words = "flight booking seat refund Friday upgrade baggage fare gate delay".split()
+    text = lambda n: " ".join(rng.choice(words) for _ in range(n))  # noqa: E731
+    out = []
+    for i in range(rng.randint(3, 30)):
+        kind = rng.random()
+        if kind < 0.35:
+            out.append({"role": "user", "content": text(rng.randint(1, 60))})
+        elif kind < 0.6:
+            out.append({"role": "assistant", "content": text(rng.randint(1, 60))})
+        else:
+            n = rng.randint(1, 3)
+            ids = [f"t{i}_{k}" for k in range(n)]
+            if anthropic:
+                out.append({"role": "assistant", "content": [
+                    {"type": "tool_use", "id": t, "name": "search", "input": {"q": text(3)}} for t in ids]})
+                out.append({"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": t, "content": text(rng.randint(1, 300))} for t in ids]})
+            else:
+                out.append({"role": "assistant", "content": None, "tool_calls": [
+                    {"id": t, "type": "function", "function": {"name": "search", "arguments": "{}"}} for t in ids]})
+                out.extend({"role": "tool", "tool_call_id": t, "content": text(rng.randint(1, 300))} for t in ids)
+    out.append({"role": "user", "content": text(5)})
+    return out
+
+
+@pytest.mark.parametrize("policy", ["value", "window", "value-compress", "recall", "openai-keep-last-n"])
+@pytest.mark.parametrize("anthropic", [False, True])
+def test_random_streams_never_orphan_a_pair_or_drop_the_system_prompt(policy, anthropic):
+    rng = random.Random(f"{policy}-{anthropic}")
+    for case in range(60):
+        system = {"role": "system", "content": "You are a travel agent."} if not anthropic else None
+        pool = MemoryPool(model="gpt-4o", budget=rng.choice([60, 200, 800, 4000]), policy=policy)
+        if system:
+            pool.add(system)
+        stream = random_stream(rng, anthropic)
+        for k, m in enumerate(stream):
+            pool.add(m)
+            # A user turn (in Anthropic's shape, tool results are user messages too).
+            if m["role"] == "user" and isinstance(m["content"], str) and (k == len(stream) - 1 or rng.random() < 0.5):
+                ctx = pool.context()
+                if system:
+                    assert ctx[0] is system, f"case {case}: system prompt dropped"
+                assert ctx[-1] is m, f"case {case}: newest user turn dropped"
+                if policy != "openai-keep-last-n":  # the incumbent is replayed as it is, faults included
+                    (check_anthropic if anthropic else check_openai)(ctx)
+
+
+def test_errors_are_python_exceptions_with_clear_messages():
+    with pytest.raises(ValueError, match="budget must be a positive number"):
+        MemoryPool(budget=0)
+    with pytest.raises(TypeError, match="budget must be a number"):
+        MemoryPool(budget="8000")
+    with pytest.raises(ValueError, match="unknown policy|no built-in policy|not a built-in"):
+        MemoryPool(budget=100, policy="no-such-policy")
+    with pytest.raises(ValueError, match="invalid policy"):
+        MemoryPool(budget=100, policy="{ not json")
+    with pytest.raises(TypeError, match="policy must be"):
+        MemoryPool(budget=100, policy=42)
+    with pytest.raises(ValueError, match="later steps"):
+        MemoryPool(budget=100, policy="oracle")
+    with pytest.raises(ValueError, match="dialect"):
+        MemoryPool(budget=100, dialect="gemini")
+    pool = MemoryPool(budget=100)
+    with pytest.raises(TypeError, match="expected a dict"):
+        pool.add("hello")
+    with pytest.raises(TypeError, match="no \"role\""):
+        pool.add({"content": "no role"})
+    ids = pool.add({"role": "user", "content": "hi"})
+    with pytest.raises(ValueError, match="unknown label"):
+        pool.label(ids[0], "meh")
+    with pytest.raises(ValueError, match="unknown chunk"):
+        pool.explain(999)
+    with pytest.raises(TypeError):
+        pool.set_value(ids[0], "high")
+    pool.close()
+    assert pool.closed
+    with pytest.raises(ValueError, match="closed"):
+        pool.context()
+
+
+def test_stats_explain_labels_values_and_policy_switch():
+    pool = MemoryPool(model="gpt-4o", budget=4000, policy="value")
+    pool.add({"role": "system", "content": "Be brief."})
+    ids = pool.add({"role": "user", "content": "My booking code is HAT136, keep it in mind."})
+    pool.context()
+    stats = pool.stats()
+    assert stats["policy"] == "value" and stats["calls"] == 1 and stats["messages"] == 2
+    assert "context_tokens" in stats and "over_budget_calls" in stats
+    why = pool.explain(ids[0])
+    assert why["status"] == "kept" and 0.0 <= why["value"]["value"] <= 1.0
+    pool.label(ids[0], "important")
+    pool.set_value(ids[0], 0.9)
+    pool.set_policy("window")
+    assert pool.stats()["policy"] == "window"
+    assert pool.context()[-1]["content"].startswith("My booking code")
+
+
+def test_a_scorer_sets_values_that_the_value_threshold_reads():
+    policy = dict(memlens.policy_config("value"), name="threshold", value_threshold=0.5)
+    scored = []
+
+    def scorer(message, chunk_id, part):
+        scored.append(chunk_id)
+        return 0.0 if "noise" in str(message.get("content")) else None
+
+    pool = MemoryPool(model="gpt-4o", budget=4000, policy=policy, scorer=scorer)
+    pool.add({"role": "system", "content": "Be brief."})
+    noise = {"role": "assistant", "content": "noise noise noise"}
+    pool.add_many([{"role": "user", "content": "hello"}, noise])
+    pool.context()
+    pool.add({"role": "user", "content": "next question"})
+    assert noise not in pool.context()
+    assert len(scored) == 4
+
+
+def test_acontext_calls_the_async_summarizer_once_per_span():
+    calls = []
+
+    async def summarizer(messages, max_tokens):
+        calls.append((len(messages), max_tokens))
+        return "the user asked about flights"
+
+    pool = MemoryPool(model="gpt-4o", budget=300, policy="letta-summarize", summarizer=summarizer)
+    pool.add({"role": "system", "content": "Be brief."})
+    for i in range(12):
+        pool.add({"role": "user", "content": f"question {i} " + "about flights " * 20})
+        pool.add({"role": "assistant", "content": f"answer {i} " + "fares rose " * 20})
+    with pytest.raises(RuntimeError, match="acontext"):
+        pool.context()
+    ctx = asyncio.run(pool.acontext())
+    assert any(m["content"].startswith("[Summary of earlier conversation]") for m in ctx)
+    assert calls and all(t > 0 for _, t in calls)
+    assert pool.last_context["tokens"] > 0
+
+
+def test_export_trace_round_trips_through_import():
+    pool = MemoryPool(model="gpt-4o", budget=1000)
+    pool.add({"role": "system", "content": "Be brief."})
+    pool.add({"role": "user", "content": "hi"})
+    pool.context()
+    pool.record_usage({"prompt_tokens": 12, "completion_tokens": 3})
+    pool.add({"role": "assistant", "content": "hello"})
+    text = pool.export_trace()
+    imported = memlens.import_trace(text.encode(), name="export.jsonl")
+    assert imported["format"] == "memlens"
+    trace = imported["traces"][0]
+    assert len(trace["chunks"]) == 3 and len(trace["calls"]) == 1
+    assert json.loads(text.splitlines()[0])  # JSON Lines
+
+
+def test_count_tokens():
+    assert memlens.count_tokens("hello world") == 2
+    assert memlens.count_tokens("hello world", "gpt-4") == 2
+    with pytest.raises(ValueError, match="unknown model"):
+        memlens.count_tokens("x", "no-such-model")
+    with pytest.raises(TypeError):
+        memlens.count_tokens(b"bytes")
+    assert "value" in memlens.builtin_policies() and "oracle" in memlens.builtin_policies()
