@@ -2,7 +2,9 @@
 # Builds and tests the Python package `memlens` (crates/memlens-py).
 #
 #   scripts/py.sh build   # the abi3 wheel (CPython >= 3.9) in target/wheels
-#   scripts/py.sh test    # build, install the wheel into a fresh virtualenv, run pytest there
+#   scripts/py.sh test    # build, install the wheel into a fresh virtualenv, run pytest there,
+#                         # then the examples (examples/python, stub models, no network)
+#   scripts/py.sh bench   # build, then scripts/bench_py.py (vs tiktoken, LangChain, LlamaIndex)
 #
 # The tests import the installed package, never the source tree: they run from target/ with
 # the virtualenv's Python, and check where `memlens` was imported from.
@@ -20,18 +22,34 @@ build() {
   say "built $wheel ($(du -k "$wheel" | cut -f1) KB)"
 }
 
+# A fresh virtualenv with the wheel and the pinned test libraries.
+venv() {
+  venv=target/py-venv
+  rm -rf "$venv"
+  python3 -m venv "$venv"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$wheel" \
+    -r crates/memlens-py/requirements-test.txt
+  export TIKTOKEN_CACHE_DIR; TIKTOKEN_CACHE_DIR=$("$venv/bin/python" scripts/tiktoken_cache.py)
+}
+
 case "${1:-test}" in
   build) build ;;
   test)
     build
-    venv=target/py-venv
-    rm -rf "$venv"
-    python3 -m venv "$venv"
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$wheel" 'pytest==8.*'
+    venv
     cargo build -p memlens-cli --locked --quiet
     say "pytest against the installed wheel"
     (cd target && MEMLENS_BIN="$PWD/debug/memlens" MEMLENS_DATA="$PWD/../../shared/data" \
-      py-venv/bin/python -m pytest -q -p no:cacheprovider ../crates/memlens-py/tests)
+      py-venv/bin/python -W ignore::DeprecationWarning -m pytest -q -p no:cacheprovider ../crates/memlens-py/tests)
+    for example in examples/python/*.py; do
+      say "example: $example"
+      (cd target && py-venv/bin/python -W ignore "../$example")
+    done
     ;;
-  *) echo "usage: scripts/py.sh build|test" >&2; exit 2 ;;
+  bench)
+    build
+    venv
+    target/py-venv/bin/python scripts/bench_py.py "${2:-../shared/data/traces/tau-bench-gpt-4o-airline.json}"
+    ;;
+  *) echo "usage: scripts/py.sh build|test|bench" >&2; exit 2 ;;
 esac
