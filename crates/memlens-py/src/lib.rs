@@ -328,6 +328,43 @@ fn inspect_trace(
     })
 }
 
+/// The web analyzer's analysis of each trace (what the npm package's `analyzeTrace` returns:
+/// per call, per chunk, categories, values, references): JSON text of `{format, traces,
+/// warnings, warning_count}`.
+#[pyfunction]
+#[pyo3(signature = (data, name, format=None, model=None))]
+fn analyze_trace(
+    py: Python<'_>,
+    data: Vec<u8>,
+    name: &str,
+    format: Option<String>,
+    model: Option<String>,
+) -> PyResult<String> {
+    use memlens_core::analysis::{analyze, Analysis, AnalysisOptions};
+    py.detach(|| {
+        let result = import_bytes(name, &data, format, model)?;
+        let options = AnalysisOptions::default();
+        let analyses: Vec<Analysis> = result
+            .traces
+            .iter()
+            .map(|t| analyze(t, memlens_pool::prices(), &options))
+            .collect();
+        #[derive(Serialize)]
+        struct Out<'a> {
+            format: &'a str,
+            traces: Vec<Analysis>,
+            warnings: &'a [memlens_import::Warning],
+            warning_count: usize,
+        }
+        to_json(&Out {
+            format: result.format,
+            traces: analyses,
+            warnings: &result.warnings,
+            warning_count: result.warning_count,
+        })
+    })
+}
+
 /// Replays a trace file's traces under a policy at a budget: JSON text of the report
 /// `memlens simulate --json` prints.
 #[pyfunction]
@@ -368,6 +405,7 @@ fn _memlens(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(policy_config, m)?)?;
     m.add_function(wrap_pyfunction!(import_trace, m)?)?;
     m.add_function(wrap_pyfunction!(inspect_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(analyze_trace, m)?)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     Ok(())
 }

@@ -58,6 +58,15 @@ def test_inspect_gives_the_cli_summaries(which, request, cli):
     assert all(t["counted_input_tokens"] > 0 for t in ours["traces"])
 
 
+def test_analyze_trace_agrees_with_inspect(tau):
+    analysis = memlens.analyze_trace(tau)
+    summaries = memlens.inspect(tau)["traces"]
+    assert len(analysis["traces"]) == len(summaries) == 200
+    first = analysis["traces"][0]
+    assert first["summary"]["calls"] == summaries[0]["calls"]
+    assert first["summary"]["counted_input_tokens"] == summaries[0]["counted_input_tokens"]
+
+
 def test_import_reads_every_trace(tau, locomo):
     assert len(memlens.import_trace(tau)["traces"]) == 200
     conversations = memlens.import_trace(locomo)

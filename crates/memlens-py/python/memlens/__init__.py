@@ -26,6 +26,7 @@ from . import _memlens
 
 __all__ = [
     "MemoryPool",
+    "analyze_trace",
     "builtin_policies",
     "count_tokens",
     "import_trace",
@@ -100,6 +101,20 @@ def inspect(
     gives it: ``{format, traces: [summary, ...], warnings, warning_count}``."""
     raw, name = _read(data, name)
     return json.loads(_memlens.inspect_trace(raw, name, format, model, top))
+
+
+def analyze_trace(
+    data: TraceInput,
+    *,
+    format: Optional[str] = None,
+    model: Optional[str] = None,
+    name: Optional[str] = None,
+) -> Dict[str, Any]:
+    """The web analyzer's analysis of each trace, as the npm package's ``analyzeTrace`` returns
+    it (per call, per chunk, categories, values, references): ``{format, traces, warnings,
+    warning_count}``."""
+    raw, name = _read(data, name)
+    return json.loads(_memlens.analyze_trace(raw, name, format, model))
 
 
 def simulate(
