@@ -77,6 +77,20 @@ test('labels persist per trace and fit weights', async () => {
   assert.match(await page.textContent('#fit-after'), /AUC \d\.\d\d/);
   assert.equal(await page.locator('#fit-weights tbody tr').count(), 8);
   await shot(page, 'labels-fit');
+  // Applied, the fitted weights go into the simulator's policy too (its replays and exports).
+  const fitted = {};
+  for (const tr of await page.locator('#fit-weights tbody tr').all()) {
+    const [name, , after] = await tr.locator('td').allTextContents();
+    fitted[name] = Number(after);
+  }
+  await page.click('#apply-fit');
+  await page.click('#tab-simulator');
+  const policy = JSON.parse(await page.inputValue('#policy-text'));
+  assert.equal(policy.value_preset, undefined);
+  for (const [name, w] of Object.entries(fitted)) {
+    assert.ok(Math.abs(policy.value.weights[name] - w) < 0.0006, `${name}: ${policy.value.weights[name]} vs ${w}`);
+  }
+  await page.click('#tab-labels');
   const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-labels')]);
   assert.match(download.suggestedFilename(), /\.labels\.json$/);
   // Reload: the labels come back for this file and trace.

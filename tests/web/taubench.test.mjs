@@ -3,7 +3,9 @@
 // chunk, a replay against `memlens simulate --json`, the comparison, and no network request.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { launch, open, cli, int, shot, TAU } from './helpers.mjs';
 
 const INDEX = 7;
@@ -71,9 +73,12 @@ test('tau-bench: picker, numbers, table, detail, simulation', { skip: !existsSyn
     await shot(page, `tau-${v}`);
   }
 
-  // Simulation against the CLI.
+  // Simulation against the CLI. The label goes into the web app's replays, so the CLI replays
+  // the same policy with that label (a policy file carrying it).
   const budget = 2000;
-  const sim = cli('simulate', TAU, '--policy', 'window', '--budget', String(budget), '--json');
+  const labelled = path.join(os.tmpdir(), `memlens-window-labelled-${process.pid}.json`);
+  writeFileSync(labelled, JSON.stringify({ ...cli('policies', 'window'), labels: { [key]: 'important' } }));
+  const sim = cli('simulate', TAU, '--policy', labelled, '--budget', String(budget), '--json');
   const want = sim.traces[INDEX].totals;
   await page.click('#tab-simulator');
   await page.selectOption('#policy-select', 'window');
@@ -104,6 +109,10 @@ test('tau-bench: picker, numbers, table, detail, simulation', { skip: !existsSyn
   // Export the policy: a download, not a request.
   const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-policy')]);
   assert.equal(download.suggestedFilename(), 'window.policy.json');
+  // It carries the label, and the budget.
+  const exported = JSON.parse(readFileSync(await download.path(), 'utf8'));
+  assert.deepEqual(exported.labels, { [key]: 'important' });
+  assert.equal(exported.budget, budget);
 
   // Labels view lists the label; fitting with one class reports it.
   await page.click('#tab-labels');

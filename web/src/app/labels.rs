@@ -5,6 +5,7 @@ use super::fmt::int;
 use super::sim::download;
 use super::{ctx, storage, Ctx, Data};
 use leptos::prelude::*;
+use memlens_core::policy::PolicyConfig;
 use memlens_core::value::{agreement, fit_weights, Factors, FitReport, Label, ValueConfig};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -90,7 +91,14 @@ pub fn Labels(data: Arc<Data>) -> impl IntoView {
     };
     let apply = move |_| {
         if let Some((_, after)) = fit.get_untracked() {
-            ctx.options.update(|o| o.value.weights = after.weights);
+            let weights = after.weights.clone();
+            ctx.options.update(|o| o.value.weights = weights);
+            // The simulator's policy (and so its replays and exported files) takes them too.
+            if let Ok(mut p) = PolicyConfig::parse(&ctx.policy_text.get_untracked()) {
+                p.value.weights = after.weights;
+                p.value_preset = None;
+                ctx.policy_text.set(p.to_json());
+            }
             ctx.reanalyze();
         }
     };

@@ -271,8 +271,12 @@ pub fn Simulator(data: Arc<Data>) -> impl IntoView {
     let parse_error = RwSignal::new(None::<String>);
     let policy = move || -> Option<PolicyConfig> {
         match PolicyConfig::parse(&ctx.policy_text.get_untracked()) {
-            Ok(p) => {
+            Ok(mut p) => {
                 parse_error.set(None);
+                // The Labels view's labels go into every replay and export (the text's own
+                // labels, if any, give way to them).
+                ctx.labels
+                    .with_untracked(|l| p.labels.extend(l.iter().map(|(k, v)| (k.clone(), *v))));
                 Some(p)
             }
             Err(e) => {
@@ -314,9 +318,15 @@ pub fn Simulator(data: Arc<Data>) -> impl IntoView {
     };
     let compare = move |_| {
         let Some(custom) = policy() else { return };
+        // The user's labels are about the trace, not one policy: every policy replays with them.
         let mut policies: Vec<PolicyConfig> = BUILTIN
             .iter()
             .filter_map(|n| PolicyConfig::builtin(n).ok())
+            .map(|mut p| {
+                ctx.labels
+                    .with_untracked(|l| p.labels.extend(l.iter().map(|(k, v)| (k.clone(), *v))));
+                p
+            })
             .collect();
         if !policies.contains(&custom) {
             let mut c = custom;

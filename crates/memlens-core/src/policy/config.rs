@@ -4,7 +4,7 @@
 //! with retrieval. The incumbents' defaults are strategies with their own parameter blocks.
 
 use crate::model::Category;
-use crate::value::ValueConfig;
+use crate::value::{Label, ValueConfig};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -458,6 +458,12 @@ pub struct PolicyConfig {
     pub cleanup: Option<Cleanup>,
     /// Value engine settings (value strategy, eviction order, retrieval ranking).
     pub value: ValueConfig,
+    /// Labels by chunk key (a user's own, from the web app's Labels view or a labels file),
+    /// applied as each chunk with that key arrives: `important` keeps it, `useless` forces its
+    /// value to 0. Keys are trace-specific (`m3.0`), so a policy carrying labels means them for
+    /// the trace they were made on.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, Label>,
     /// `langchain-trim` only: LangChain `trim_messages` parameters (its defaults when absent).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub langchain: Option<LangchainTrim>,
@@ -496,6 +502,7 @@ impl Default for PolicyConfig {
             value_threshold: None,
             cleanup: None,
             value: ValueConfig::default(),
+            labels: BTreeMap::new(),
             langchain: None,
             anthropic: None,
             llamaindex: None,

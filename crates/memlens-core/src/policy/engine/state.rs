@@ -280,6 +280,10 @@ impl State {
             seq: self.next_seq - 1,
             time,
         });
+        // The policy's own labels (by key) apply from the chunk's arrival.
+        if let Some(&label) = self.config.labels.get(&chunk.key) {
+            self.label(chunk.id, Some(label));
+        }
     }
 
     /// Runs the reference detector on the buffered output chunks of the last agent message: the

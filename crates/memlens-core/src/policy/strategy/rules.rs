@@ -686,4 +686,23 @@ mod tests {
         let keys = s.keys(&e.context(None));
         assert_eq!(keys, ["sys", "u1", "c2", "r2", "a1", "u2"]);
     }
+
+    #[test]
+    fn a_policys_own_labels_apply_as_their_chunks_arrive_and_round_trip() {
+        let s = searches();
+        // Without labels, window at 500 drops u1 and the web search, then the bash pair and a1
+        // to start on a user message.
+        assert_eq!(s.keys(&s.decide(builtin("window"), 500)), ["sys", "u2"]);
+        // Labelled important, the web search call (and so its result) stays; the bash pair
+        // goes instead, and the context may start on the kept, pinned pair.
+        let mut policy = builtin("window");
+        policy.labels.insert("c1".into(), Label::Important);
+        assert_eq!(
+            s.keys(&s.decide(policy.clone(), 500)),
+            ["sys", "c1", "r1", "a1", "u2"]
+        );
+        let json = policy.to_json();
+        assert!(json.contains(r#""c1": "important""#), "{json}");
+        assert_eq!(PolicyConfig::parse(&json).expect("round trip"), policy);
+    }
 }
