@@ -13,7 +13,6 @@
 use memlens_core::policy::BUILTIN;
 use memlens_core::report::summarize;
 use memlens_core::simulate::simulate as simulate_traces;
-use memlens_core::Trace;
 use memlens_import::{import, live, ImportOptions};
 use memlens_pool::{
     budget_from_f64, label_from_str, policy_from_value, Pool, PoolError, PoolOptions, Rendered,
@@ -263,6 +262,24 @@ fn import_bytes(
     import(name, data, &ImportOptions { format, model }).map_err(value_error)
 }
 
+/// `{format, traces, warnings, warning_count}` as JSON text: an import's format and warnings
+/// beside what was made of its traces (the traces themselves, summaries, analyses).
+fn imported_json<T: Serialize>(result: &memlens_import::Import, traces: &T) -> PyResult<String> {
+    #[derive(Serialize)]
+    struct Out<'a, T> {
+        format: &'a str,
+        traces: &'a T,
+        warnings: &'a [memlens_import::Warning],
+        warning_count: usize,
+    }
+    to_json(&Out {
+        format: result.format,
+        traces,
+        warnings: &result.warnings,
+        warning_count: result.warning_count,
+    })
+}
+
 /// Imports a trace file's bytes (`name` is what errors call it): JSON text of
 /// `{format, traces, warnings, warning_count}`.
 #[pyfunction]
@@ -276,19 +293,7 @@ fn import_trace(
 ) -> PyResult<String> {
     py.detach(|| {
         let result = import_bytes(name, &data, format, model)?;
-        #[derive(Serialize)]
-        struct Out<'a> {
-            format: &'a str,
-            traces: &'a [Trace],
-            warnings: &'a [memlens_import::Warning],
-            warning_count: usize,
-        }
-        to_json(&Out {
-            format: result.format,
-            traces: &result.traces,
-            warnings: &result.warnings,
-            warning_count: result.warning_count,
-        })
+        imported_json(&result, &result.traces)
     })
 }
 
@@ -312,19 +317,7 @@ fn inspect_trace(
             .iter()
             .map(|t| summarize(t, prices, top))
             .collect();
-        #[derive(Serialize)]
-        struct Out<'a, S> {
-            format: &'a str,
-            traces: Vec<S>,
-            warnings: &'a [memlens_import::Warning],
-            warning_count: usize,
-        }
-        to_json(&Out {
-            format: result.format,
-            traces: summaries,
-            warnings: &result.warnings,
-            warning_count: result.warning_count,
-        })
+        imported_json(&result, &summaries)
     })
 }
 
@@ -349,19 +342,7 @@ fn analyze_trace(
             .iter()
             .map(|t| analyze(t, memlens_pool::prices(), &options))
             .collect();
-        #[derive(Serialize)]
-        struct Out<'a> {
-            format: &'a str,
-            traces: Vec<Analysis>,
-            warnings: &'a [memlens_import::Warning],
-            warning_count: usize,
-        }
-        to_json(&Out {
-            format: result.format,
-            traces: analyses,
-            warnings: &result.warnings,
-            warning_count: result.warning_count,
-        })
+        imported_json(&result, &analyses)
     })
 }
 
