@@ -15,6 +15,7 @@ mod real_data;
 mod real_files;
 mod recall;
 mod references;
+mod tokens;
 mod value;
 
 use memlens_core::Trace;
