@@ -52,6 +52,16 @@ def test_trim_messages_keeps_pairs_system_and_the_callers_objects():
         trim_messages(msgs, max_tokens=700, strategy="first")
 
 
+def test_trim_messages_takes_a_prompt_value_as_langchains_does():
+    from langchain_core.prompt_values import ChatPromptValue
+
+    msgs = conversation(6)
+    out = trim_messages(ChatPromptValue(messages=msgs), max_tokens=700)
+    assert out == trim_messages(msgs, max_tokens=700)
+    assert out[-1] is msgs[-1]
+    check_pairs(out)
+
+
 def test_the_trimmer_adds_only_new_messages_and_restarts_on_a_new_history():
     trimmer = Trimmer(max_tokens=700)
     msgs = conversation(3)

@@ -106,7 +106,7 @@ def _patched(original: BaseMessage, value: Dict[str, Any]) -> BaseMessage:
 
 
 def trim_messages(
-    messages: Sequence[Any],
+    messages: Any,
     *,
     max_tokens: int,
     token_counter: Any = None,
@@ -126,12 +126,16 @@ def trim_messages(
     is always kept and the result always ends on the newest human message's turn, so
     ``include_system``, ``start_on`` and ``end_on`` need not be set; ``allow_partial`` and
     ``text_splitter`` are not supported (MemLens compresses whole parts, it never cuts a message).
+    ``messages`` is a sequence of messages (or message-like dicts and tuples) or a
+    ``PromptValue``, as LangChain's accepts.
     """
     if strategy != "last":
         raise ValueError('memlens.langchain.trim_messages supports strategy="last" only')
     if allow_partial or text_splitter is not None:
         raise ValueError("allow_partial / text_splitter are not supported: MemLens never cuts a message")
     del token_counter, end_on, start_on, include_system  # accepted for compatibility
+    if hasattr(messages, "to_messages"):  # a PromptValue, as LangChain's accepts
+        messages = messages.to_messages()
     return Trimmer(max_tokens=max_tokens, model=model, policy=policy or "window")(messages)
 
 
