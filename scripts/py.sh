@@ -32,6 +32,26 @@ venv() {
   export TIKTOKEN_CACHE_DIR; TIKTOKEN_CACHE_DIR=$("$venv/bin/python" scripts/tiktoken_cache.py)
 }
 
+# The wheel is abi3 for CPython >= 3.9: when a 3.9 is on the machine (python3.9 on PATH, or
+# pyenv's), the same wheel runs the pool and real-data tests there too (pytest 8.4: pytest 9
+# needs 3.10; the drop-ins' libraries need newer Pythons, so they are tested on the main one).
+oldest_python() {
+  local py39
+  py39=$(command -v python3.9 || ls -d "$HOME"/.pyenv/versions/3.9*/bin/python3 2>/dev/null | tail -1 || true)
+  if [ -z "$py39" ]; then
+    say "no CPython 3.9 on this machine: the abi3 floor is not tested"
+    return
+  fi
+  say "the same wheel on $("$py39" --version): pool and real-data tests"
+  rm -rf target/py39-venv
+  "$py39" -m venv target/py39-venv
+  target/py39-venv/bin/python -m pip install --quiet --disable-pip-version-check "$wheel" \
+    -r crates/memlens-py/requirements-test-py39.txt
+  (cd target && MEMLENS_BIN="$PWD/debug/memlens" MEMLENS_DATA="$PWD/../../shared/data" \
+    py39-venv/bin/python -W ignore::DeprecationWarning -m pytest -q -p no:cacheprovider \
+    ../crates/memlens-py/tests/test_pool.py ../crates/memlens-py/tests/test_real_data.py)
+}
+
 case "${1:-test}" in
   build) build ;;
   test)
@@ -45,6 +65,7 @@ case "${1:-test}" in
       say "example: $example"
       (cd target && py-venv/bin/python -W ignore "../$example")
     done
+    oldest_python
     ;;
   bench)
     build

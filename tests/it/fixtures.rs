@@ -123,7 +123,10 @@ fn anthropic_usage_adds_cache_to_input_and_prices_it() {
     assert_eq!(u.input_tokens, Some(65 + 420));
     assert_eq!(u.cache_read_tokens, Some(420));
     let s = summarize(t, &PriceTable::builtin(), 3);
-    assert_eq!(s.priced_as.as_deref(), Some("claude-3-7-sonnet-20250219"));
+    assert_eq!(
+        s.figures.priced_as.as_deref(),
+        Some("claude-3-7-sonnet-20250219")
+    );
     // Call 2: 65 uncached at $3/M + 420 cache reads at $0.30/M + 35 output at $15/M.
     let expected = (65.0 * 3.0 + 420.0 * 0.3 + 35.0 * 15.0) / 1e6;
     let got = s.calls_detail[1].cost_usd.expect("priced");
@@ -135,8 +138,8 @@ fn unknown_models_are_unpriced_not_free() {
     let r = import_path(&root().join("tests/fixtures/openai/reasoning-and-unknown-role.json"))
         .expect("imports");
     let s = summarize(&r.traces[0], &PriceTable::builtin(), 3);
-    assert!(s.tokens_estimated);
-    assert_eq!(s.cost_usd, None);
+    assert!(s.figures.tokens_estimated);
+    assert_eq!(s.figures.cost_usd, None);
     assert!(s.top_chunks.iter().all(|c| c.cost_usd.is_none()));
 }
 

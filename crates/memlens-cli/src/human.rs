@@ -17,8 +17,8 @@ fn opt(v: Option<u64>) -> String {
 
 /// Prints one file's report.
 pub fn print_file(name: &str, result: &Import, summaries: &[TraceSummary], top: usize) {
-    let calls: usize = summaries.iter().map(|s| s.calls).sum();
-    let chunks: usize = summaries.iter().map(|s| s.chunks).sum();
+    let calls: usize = summaries.iter().map(|s| s.figures.calls).sum();
+    let chunks: usize = summaries.iter().map(|s| s.figures.chunks).sum();
     outln!(
         "{name}: {} trace(s), format {}, {calls} calls, {chunks} chunks, {} warning(s)",
         summaries.len(),
@@ -26,15 +26,15 @@ pub fn print_file(name: &str, result: &Import, summaries: &[TraceSummary], top: 
         result.warning_count
     );
     if let Some(s) = summaries.first() {
-        let model = s.model.as_deref().unwrap_or("no model given");
-        let how = if s.tokens_estimated {
+        let model = s.figures.model.as_deref().unwrap_or("no model given");
+        let how = if s.figures.tokens_estimated {
             "estimated"
         } else {
             "exact"
         };
         outln!(
             "  model {model}; tokens counted with {} ({how})",
-            s.encoding
+            s.figures.encoding
         );
     }
     outln!();
@@ -51,13 +51,13 @@ pub fn print_file(name: &str, result: &Import, summaries: &[TraceSummary], top: 
     for s in summaries.iter().take(TRACE_ROWS) {
         outln!(
             "  {:<28} {:>6} {:>7} {:>9} {:>12} {:>12} {:>10}",
-            truncate(&s.id, 28),
-            s.calls,
-            s.chunks,
+            truncate(&s.figures.id, 28),
+            s.figures.calls,
+            s.figures.chunks,
             s.tokens.total,
-            s.counted_input_tokens,
-            opt(s.reported_input_tokens),
-            usd(s.cost_usd)
+            s.figures.counted_input_tokens,
+            opt(s.figures.reported_input_tokens),
+            usd(s.figures.cost_usd)
         );
     }
     if summaries.len() > TRACE_ROWS {
@@ -66,9 +66,9 @@ pub fn print_file(name: &str, result: &Import, summaries: &[TraceSummary], top: 
     let sum = |f: fn(&TraceSummary) -> u64| summaries.iter().map(f).sum::<u64>();
     let reported: Option<u64> = summaries
         .iter()
-        .filter_map(|s| s.reported_input_tokens)
+        .filter_map(|s| s.figures.reported_input_tokens)
         .reduce(|a, b| a + b);
-    let cost: Option<f64> = summaries.iter().map(|s| s.cost_usd).sum();
+    let cost: Option<f64> = summaries.iter().map(|s| s.figures.cost_usd).sum();
     if summaries.len() > 1 {
         outln!(
             "  {:<28} {:>6} {:>7} {:>9} {:>12} {:>12} {:>10}",
@@ -76,7 +76,7 @@ pub fn print_file(name: &str, result: &Import, summaries: &[TraceSummary], top: 
             calls,
             chunks,
             sum(|s| s.tokens.total),
-            sum(|s| s.counted_input_tokens),
+            sum(|s| s.figures.counted_input_tokens),
             opt(reported),
             usd(cost)
         );
@@ -103,7 +103,7 @@ pub fn print_file(name: &str, result: &Import, summaries: &[TraceSummary], top: 
         reported,
         summaries
             .iter()
-            .filter_map(|s| s.counted_input_tokens_where_reported)
+            .filter_map(|s| s.figures.counted_input_tokens_where_reported)
             .reduce(|a, b| a + b),
     ) {
         let diff = r as i64 - counted as i64;
@@ -130,8 +130,14 @@ pub fn print_file(name: &str, result: &Import, summaries: &[TraceSummary], top: 
             }
         }
     }
-    let orphans: usize = summaries.iter().map(|s| s.orphan_tool_results).sum();
-    let unanswered: usize = summaries.iter().map(|s| s.unanswered_tool_calls).sum();
+    let orphans: usize = summaries
+        .iter()
+        .map(|s| s.figures.orphan_tool_results)
+        .sum();
+    let unanswered: usize = summaries
+        .iter()
+        .map(|s| s.figures.unanswered_tool_calls)
+        .sum();
     let probes: usize = summaries.iter().map(|s| s.probes).sum();
     outln!();
     outln!("  tool pairs: {orphans} orphaned result(s), {unanswered} unanswered call(s); probes: {probes}");
@@ -142,7 +148,7 @@ pub fn print_file(name: &str, result: &Import, summaries: &[TraceSummary], top: 
     // Costliest chunks across the file.
     let mut tops: Vec<(&str, &TopChunk)> = summaries
         .iter()
-        .flat_map(|s| s.top_chunks.iter().map(move |c| (s.id.as_str(), c)))
+        .flat_map(|s| s.top_chunks.iter().map(move |c| (s.figures.id.as_str(), c)))
         .collect();
     tops.sort_by(|a, b| {
         b.1.cost_usd
@@ -210,7 +216,11 @@ fn print_compactions(s: &TraceSummary) {
         return;
     }
     outln!();
-    outln!("  compactions in {} ({}):", s.id, s.compactions.len());
+    outln!(
+        "  compactions in {} ({}):",
+        s.figures.id,
+        s.compactions.len()
+    );
     for c in &s.compactions {
         let reported = match (c.reported_tokens_before, c.reported_tokens_after) {
             (Some(b), Some(a)) => format!(", reported {b} -> {a} tokens"),

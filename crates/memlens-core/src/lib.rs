@@ -19,10 +19,10 @@
 //! tokens::count_trace(&mut trace, &counter);
 //!
 //! let summary = report::summarize(&trace, &PriceTable::builtin(), 10);
-//! assert_eq!(summary.calls, 1);
+//! assert_eq!(summary.figures.calls, 1);
 //! // The call's input: system + user, each with 3 framing tokens + 1 role token, plus 3 priming.
-//! assert_eq!(summary.counted_input_tokens, (3 + 1 + 4) + (3 + 1 + 4) + 3);
-//! assert!(summary.cost_usd.is_some());
+//! assert_eq!(summary.figures.counted_input_tokens, (3 + 1 + 4) + (3 + 1 + 4) + 3);
+//! assert!(summary.figures.cost_usd.is_some());
 //! ```
 
 pub mod analysis;

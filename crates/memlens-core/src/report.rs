@@ -4,8 +4,8 @@ use crate::compaction::{compaction_reports, CompactionReport};
 use crate::cost::{trace_cost, CallCost, PriceTable, TraceCost};
 use crate::model::{Category, Trace};
 use crate::references::AccessGraph;
-use crate::tokens::encoding_for_model;
-use serde::Serialize;
+use crate::tokens::{encoding_for_model, Encoding};
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Token totals over a trace's distinct chunks.
@@ -39,25 +39,25 @@ pub struct TopChunk {
     pub preview: String,
 }
 
-/// Summary of one trace.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TraceSummary {
+/// The figures of one trace that `memlens inspect` ([`TraceSummary`]) and the web analyzer
+/// (`analysis::Summary`) both report, computed once by [`summarize`] and flattened into each
+/// (their JSON has these keys at the top level).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TraceFigures {
     /// Trace id.
     pub id: String,
     /// Importer.
     pub format: String,
     /// Main model.
     pub model: Option<String>,
-    /// The encoding counts used, and whether they are estimates.
-    pub encoding: &'static str,
+    /// The encoding counts used (`"o200k_base"`, `"cl100k_base"`).
+    pub encoding: Encoding,
     /// True when the model is not one whose tokenizer is known: counts are estimates.
     pub tokens_estimated: bool,
     /// Number of LLM calls.
     pub calls: usize,
     /// Number of distinct chunks.
     pub chunks: usize,
-    /// Token totals.
-    pub tokens: TokenTotals,
     /// The largest counted input of any call.
     pub peak_input_tokens: u64,
     /// The model's context window, when the price table knows it.
@@ -74,12 +74,22 @@ pub struct TraceSummary {
     pub orphan_tool_results: usize,
     /// Tool calls with no result.
     pub unanswered_tool_calls: usize,
-    /// Probes (questions with evidence).
-    pub probes: usize,
     /// The price entry used; `None`: unpriced.
     pub priced_as: Option<String>,
     /// Total cost; `None` when unpriced.
     pub cost_usd: Option<f64>,
+}
+
+/// Summary of one trace.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TraceSummary {
+    /// The figures shared with the web analyzer.
+    #[serde(flatten)]
+    pub figures: TraceFigures,
+    /// Token totals.
+    pub tokens: TokenTotals,
+    /// Probes (questions with evidence).
+    pub probes: usize,
     /// Per-call detail: counted vs. reported input, shared prefix, cache, cost.
     pub calls_detail: Vec<CallCost>,
     /// The chunks with the highest attributed cost (by token-calls when unpriced).
@@ -164,15 +174,14 @@ pub(crate) fn summarize_with(
         .as_deref()
         .and_then(|k| prices.models.get(k))
         .and_then(|p| p.context_window);
-    TraceSummary {
+    let figures = TraceFigures {
         id: trace.id.clone(),
         format: trace.format.clone(),
         model: trace.main_model().map(str::to_string),
-        encoding: choice.encoding.name(),
+        encoding: choice.encoding,
         tokens_estimated: choice.estimated,
         calls: trace.calls.len(),
         chunks: trace.chunks.len(),
-        tokens: TokenTotals { total, by_category },
         peak_input_tokens: cost
             .calls
             .iter()
@@ -186,9 +195,13 @@ pub(crate) fn summarize_with(
         counted_output_tokens: cost.calls.iter().map(|c| c.counted.output).sum(),
         orphan_tool_results: trace.orphan_results().count(),
         unanswered_tool_calls: trace.unanswered_calls().count(),
-        probes: trace.probes.len(),
         priced_as: cost.priced_as.clone(),
         cost_usd: cost.total_usd,
+    };
+    TraceSummary {
+        figures,
+        tokens: TokenTotals { total, by_category },
+        probes: trace.probes.len(),
         notes: notes(
             trace,
             choice.estimated,

@@ -107,7 +107,7 @@ pub fn Labels(data: Arc<Data>) -> impl IntoView {
         fit.set(None);
         ctx.reanalyze();
     };
-    let trace_id = data.analysis.summary.id.clone();
+    let trace_id = data.analysis.summary.figures.id.clone();
     let export = move |_| {
         let file = LabelFile {
             file: ctx

@@ -39,18 +39,19 @@ fn overview(data: Arc<Data>) -> impl IntoView {
     let a = &data.analysis;
     let s = &a.summary;
     let window = s
+        .figures
         .context_window
         .map(|w| {
             format!(
                 " of {} ({})",
                 int(w),
-                pct(s.peak_input_tokens as f64, w as f64)
+                pct(s.figures.peak_input_tokens as f64, w as f64)
             )
         })
         .unwrap_or_else(|| " (context window unknown)".into());
     let reported = match (
-        s.reported_input_tokens,
-        s.counted_input_tokens_where_reported,
+        s.figures.reported_input_tokens,
+        s.figures.counted_input_tokens_where_reported,
     ) {
         (Some(r), Some(c)) => format!(
             "reported {} vs counted {} ({:+})",
@@ -62,17 +63,17 @@ fn overview(data: Arc<Data>) -> impl IntoView {
     };
     view! {
         <section class="overview">
-            <h2>{s.id.clone()}<span class="muted">{format!(" · {} · {}{}", s.model.clone().unwrap_or_else(|| "model unknown".into()), s.encoding, if s.tokens_estimated { " (estimated)" } else { "" })}</span></h2>
+            <h2>{s.figures.id.clone()}<span class="muted">{format!(" · {} · {}{}", s.figures.model.clone().unwrap_or_else(|| "model unknown".into()), s.figures.encoding, if s.figures.tokens_estimated { " (estimated)" } else { "" })}</span></h2>
             <div class="cards">
-                {card("LLM calls", int(s.calls as u64), "k-calls")}
-                {card("chunks", int(s.chunks as u64), "k-chunks")}
+                {card("LLM calls", int(s.figures.calls as u64), "k-calls")}
+                {card("chunks", int(s.figures.chunks as u64), "k-chunks")}
                 {card("memory tokens (each chunk once)", int(s.total_tokens), "k-total")}
-                {card("input tokens sent (all calls)", int(s.counted_input_tokens), "k-input")}
-                {card("peak context", format!("{}{}", int(s.peak_input_tokens), window), "k-peak")}
-                {card("estimated cost", usd(s.cost_usd), "k-cost")}
+                {card("input tokens sent (all calls)", int(s.figures.counted_input_tokens), "k-input")}
+                {card("peak context", format!("{}{}", int(s.figures.peak_input_tokens), window), "k-peak")}
+                {card("estimated cost", usd(s.figures.cost_usd), "k-cost")}
                 {card("mean value", format!("{:.3}", s.mean_value), "k-value")}
                 {card("input tokens: provider vs MemLens", reported, "k-reported")}
-                {card("tool pairs", format!("{} orphaned results, {} unanswered calls", s.orphan_tool_results, s.unanswered_tool_calls), "k-tools")}
+                {card("tool pairs", format!("{} orphaned results, {} unanswered calls", s.figures.orphan_tool_results, s.figures.unanswered_tool_calls), "k-tools")}
             </div>
             {parent_line(&data)}
             {notes(&data)}
@@ -779,7 +780,7 @@ fn bars(
 fn cost(data: Arc<Data>) -> impl IntoView {
     let ctx = ctx();
     let a = &data.analysis;
-    let priced = a.summary.priced_as.is_some();
+    let priced = a.summary.figures.priced_as.is_some();
     let mut top: Vec<&ChunkRow> = a.chunks.iter().collect();
     top.sort_by(|x, y| compare(Col::Cost, y, x).then(x.id.cmp(&y.id)));
     let top_rows = top
@@ -825,7 +826,7 @@ fn cost(data: Arc<Data>) -> impl IntoView {
         .collect();
     view! {
         <section class="cost">
-            <p class="muted">{format!("Attributed input cost = tokens × calls carried × price, prompt-cache aware (cached prefix at the cache-read price). Priced as {}.", a.summary.priced_as.clone().unwrap_or_else(|| "— unpriced: ranked by token-calls".into()))}</p>
+            <p class="muted">{format!("Attributed input cost = tokens × calls carried × price, prompt-cache aware (cached prefix at the cache-read price). Priced as {}.", a.summary.figures.priced_as.clone().unwrap_or_else(|| "— unpriced: ranked by token-calls".into()))}</p>
             <div class="two">
                 <div><h3>"By category"</h3>{bars(cats, priced, "cost-by-category")}</div>
                 <div><h3>"By tool"</h3>{if a.by_tool.is_empty() { view! { <p class="muted">"No tool calls."</p> }.into_any() } else { bars(tools, priced, "cost-by-tool").into_any() }}</div>

@@ -24,7 +24,7 @@
 //! tokens::count_trace(&mut trace, &tokens::TokenCounter::for_model(Some("gpt-4o")));
 //!
 //! let a = analyze(&trace, &PriceTable::builtin(), &AnalysisOptions::default());
-//! assert_eq!(a.summary.calls, 2);
+//! assert_eq!(a.summary.figures.calls, 2);
 //! assert_eq!(a.chunks.len(), trace.chunks.len());
 //! // The stacked chart: per call, tokens by category plus framing add up to the counted input.
 //! let call = &a.calls[1];
@@ -39,7 +39,7 @@ use crate::compaction::CompactionReport;
 use crate::cost::{trace_cost, PriceTable, TraceCost};
 use crate::model::{Category, ChunkId, Trace, TraceLink};
 use crate::references::{detect, AccessGraph, EvidenceKind};
-use crate::report::{preview, summarize, summarize_with};
+use crate::report::{preview, summarize, summarize_with, TraceFigures};
 use crate::value::{score_trace, ChunkValue, Factors, ValueConfig, ValueEngine, Weights};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
@@ -70,42 +70,11 @@ impl Default for AnalysisOptions {
 /// The key numbers of a trace (those of `memlens inspect`, plus the mean value).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
-    /// Trace id.
-    pub id: String,
-    /// Importer.
-    pub format: String,
-    /// Main model.
-    pub model: Option<String>,
-    /// Encoding used for counts.
-    pub encoding: String,
-    /// True when counts are estimates (the model's tokenizer is unknown).
-    pub tokens_estimated: bool,
-    /// LLM calls.
-    pub calls: usize,
-    /// Distinct chunks.
-    pub chunks: usize,
+    /// The figures `memlens inspect` reports too (flattened: the same top-level keys).
+    #[serde(flatten)]
+    pub figures: TraceFigures,
     /// Sum of every distinct chunk's tokens.
     pub total_tokens: u64,
-    /// The largest counted input of any call.
-    pub peak_input_tokens: u64,
-    /// The model's context window, when known.
-    pub context_window: Option<u64>,
-    /// Counted input tokens over all calls.
-    pub counted_input_tokens: u64,
-    /// Reported input tokens over the calls that report usage.
-    pub reported_input_tokens: Option<u64>,
-    /// Counted input over the calls that report usage.
-    pub counted_input_tokens_where_reported: Option<u64>,
-    /// Counted output tokens.
-    pub counted_output_tokens: u64,
-    /// Tool results whose call is missing.
-    pub orphan_tool_results: usize,
-    /// Tool calls with no result.
-    pub unanswered_tool_calls: usize,
-    /// The price entry used (`None`: unpriced).
-    pub priced_as: Option<String>,
-    /// Total cost, `None` when unpriced.
-    pub cost_usd: Option<f64>,
     /// Mean value over chunks (as of the end of the run).
     pub mean_value: f32,
     /// Links in the access graph (later outputs that used earlier chunks).
@@ -302,24 +271,8 @@ pub fn analyze(trace: &Trace, prices: &PriceTable, options: &AnalysisOptions) ->
     };
     Analysis {
         summary: Summary {
-            id: summary.id,
-            format: summary.format,
-            model: summary.model,
-            encoding: summary.encoding.to_string(),
-            tokens_estimated: summary.tokens_estimated,
-            calls: summary.calls,
-            chunks: summary.chunks,
+            figures: summary.figures,
             total_tokens,
-            peak_input_tokens: summary.peak_input_tokens,
-            context_window: summary.context_window,
-            counted_input_tokens: summary.counted_input_tokens,
-            reported_input_tokens: summary.reported_input_tokens,
-            counted_input_tokens_where_reported: summary.counted_input_tokens_where_reported,
-            counted_output_tokens: summary.counted_output_tokens,
-            orphan_tool_results: summary.orphan_tool_results,
-            unanswered_tool_calls: summary.unanswered_tool_calls,
-            priced_as: summary.priced_as,
-            cost_usd: summary.cost_usd,
             mean_value,
             references: edges.len(),
             notes: summary.notes,
@@ -577,13 +530,13 @@ pub fn trace_entries(traces: &[Trace], prices: &PriceTable) -> Vec<TraceEntry> {
             let s = summarize(t, prices, 0);
             TraceEntry {
                 index,
-                id: s.id,
-                model: s.model,
-                calls: s.calls,
-                chunks: s.chunks,
+                id: s.figures.id,
+                model: s.figures.model,
+                calls: s.figures.calls,
+                chunks: s.figures.chunks,
                 total_tokens: s.tokens.total,
-                counted_input_tokens: s.counted_input_tokens,
-                cost_usd: s.cost_usd,
+                counted_input_tokens: s.figures.counted_input_tokens,
+                cost_usd: s.figures.cost_usd,
             }
         })
         .collect()

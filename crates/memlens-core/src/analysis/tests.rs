@@ -57,8 +57,19 @@ fn numbers_come_from_the_summary_and_add_up() {
     let prices = PriceTable::builtin();
     let a = analyze(&trace, &prices, &AnalysisOptions::default());
     let s = summarize(&trace, &prices, 0);
-    assert_eq!(a.summary.counted_input_tokens, s.counted_input_tokens);
-    assert_eq!(a.summary.cost_usd, s.cost_usd);
+    // One computation of the shared figures, so they cannot drift apart.
+    assert_eq!(a.summary.figures, s.figures);
+    // The web app's worker sends the analysis as JSON: the flattened figures come back whole.
+    let json = serde_json::to_string(&a).expect("an analysis serializes");
+    let back: Analysis = serde_json::from_str(&json).expect("and deserializes");
+    assert_eq!(back.summary, a.summary);
+    let value: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+    assert_eq!(value["summary"]["encoding"], "o200k_base");
+    assert_eq!(
+        a.summary.figures.counted_input_tokens,
+        s.figures.counted_input_tokens
+    );
+    assert_eq!(a.summary.figures.cost_usd, s.figures.cost_usd);
     assert_eq!(a.calls.len(), trace.calls.len());
     for c in &a.calls {
         assert_eq!(
@@ -67,7 +78,7 @@ fn numbers_come_from_the_summary_and_add_up() {
         );
     }
     let sum_in: u64 = a.calls.iter().map(|c| c.input_tokens).sum();
-    assert_eq!(sum_in, s.counted_input_tokens);
+    assert_eq!(sum_in, s.figures.counted_input_tokens);
     let share: f64 = a.by_category.iter().map(|g| g.share).sum();
     assert!((share - 1.0).abs() < 1e-9, "{share}");
     let tokens: u64 = a.by_category.iter().map(|g| g.tokens).sum();
@@ -157,7 +168,7 @@ fn empty_trace_is_fine() {
     let b = TraceBuilder::new("empty", "example");
     let (trace, _) = b.finish();
     let a = analyze(&trace, &PriceTable::builtin(), &AnalysisOptions::default());
-    assert_eq!(a.summary.calls, 0);
+    assert_eq!(a.summary.figures.calls, 0);
     assert!(a.chunks.is_empty() && a.heatmap.is_empty() && a.edges.is_empty());
     assert_eq!(a.summary.mean_value, 0.0);
     let round: Analysis =
