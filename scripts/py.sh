@@ -36,8 +36,14 @@ venv() {
 # pyenv's), the same wheel runs the pool and real-data tests there too (pytest 8.4: pytest 9
 # needs 3.10; the drop-ins' libraries need newer Pythons, so they are tested on the main one).
 oldest_python() {
-  local py39
-  py39=$(command -v python3.9 || ls -d "$HOME"/.pyenv/versions/3.9*/bin/python3 2>/dev/null | tail -1 || true)
+  local py39="" candidate
+  # pyenv's shim for python3.9 exists but fails unless 3.9 is selected: try each, keep one that runs.
+  for candidate in "$HOME"/.pyenv/versions/3.9*/bin/python3 "$(command -v python3.9 || true)"; do
+    if [ -x "$candidate" ] && "$candidate" --version >/dev/null 2>&1; then
+      py39=$candidate
+      break
+    fi
+  done
   if [ -z "$py39" ]; then
     say "no CPython 3.9 on this machine: the abi3 floor is not tested"
     return
