@@ -2,6 +2,7 @@
 //! and checks on the real data in `../shared/data`.
 
 mod cjk;
+mod diff;
 mod evidence;
 mod fixtures;
 mod import_claude_code;

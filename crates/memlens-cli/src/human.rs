@@ -9,7 +9,7 @@ use memlens_import::Import;
 use std::collections::BTreeMap;
 
 /// How many traces get a row of their own before the total.
-const TRACE_ROWS: usize = 20;
+pub const TRACE_ROWS: usize = 20;
 
 fn opt(v: Option<u64>) -> String {
     v.map_or_else(|| "-".to_string(), |n| n.to_string())

@@ -11,6 +11,7 @@
 
 use clap::{Parser, Subcommand};
 use memlens_core::cost::PriceTable;
+use memlens_core::diff::call_changes;
 use memlens_core::report::{summarize, TraceSummary};
 use memlens_core::Trace;
 use memlens_import::{import, Import, ImportOptions, Warning, IMPORTERS};
@@ -19,6 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 mod bench_evidence;
+mod calls;
 mod fmt;
 mod human;
 mod out;
@@ -62,6 +64,12 @@ enum Command {
         /// With --json: include every chunk (key, category, tokens, content).
         #[arg(long)]
         chunks: bool,
+        /// List every call: its input, what it shared with the previous call (the cacheable
+        /// prefix), where and why that prefix ended (an edited system prompt or tool list, an
+        /// edited or removed message, a compaction, an idle gap past the cache TTL), the tokens
+        /// re-sent after it and what the miss cost.
+        #[arg(long)]
+        calls: bool,
     },
     /// Convert a trace file to the native MemLens JSON Lines format.
     Convert {
@@ -216,6 +224,8 @@ struct TraceOut<'a> {
     summary: TraceSummary,
     #[serde(skip_serializing_if = "Option::is_none")]
     chunk_list: Option<Vec<ChunkRow<'a>>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    call_list: Option<Vec<calls::CallRow>>,
 }
 
 #[derive(Serialize)]
@@ -416,12 +426,13 @@ fn run(command: Command) -> Result<ExitCode, String> {
             prices,
             top,
             chunks,
+            calls,
         } => {
             let table = load_prices(prices.as_deref())?;
             let options = ImportOptions { format, model };
             let ImportedFiles { imports, errors } = import_files(&files, &options)?;
             if json {
-                print_json(&imports, &errors, &table, top, chunks)?;
+                print_json(&imports, &errors, &table, top, chunks, calls)?;
             } else {
                 for e in &errors {
                     eprintln!("memlens: error: {e}");
@@ -433,6 +444,12 @@ fn run(command: Command) -> Result<ExitCode, String> {
                         .map(|t| summarize(t, &table, top))
                         .collect();
                     human::print_file(name, result, &summaries, top);
+                    if calls {
+                        for trace in result.traces.iter().take(human::TRACE_ROWS) {
+                            let changes = call_changes(trace, &table);
+                            calls::print(trace, &calls::rows(trace, &changes));
+                        }
+                    }
                     print_warnings(&result.warnings, result.warning_count);
                 }
             }
@@ -475,6 +492,7 @@ fn print_json(
     table: &PriceTable,
     top: usize,
     chunks: bool,
+    calls: bool,
 ) -> Result<(), String> {
     let mut out = JsonOut {
         traces: Vec::new(),
@@ -492,6 +510,7 @@ fn print_json(
                 file: name.clone(),
                 summary: summarize(trace, table, top),
                 chunk_list: chunks.then(|| chunk_rows(trace)),
+                call_list: calls.then(|| calls::rows(trace, &call_changes(trace, table))),
             });
         }
     }

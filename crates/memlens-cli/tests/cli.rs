@@ -45,6 +45,63 @@ fn inspect_report_of_a_multi_trace_file() {
 }
 
 #[test]
+fn inspect_calls_names_each_cache_break() {
+    // The table (snapshot) and the JSON: a 10-minute pause before call 3, the tool list changed
+    // at call 5, the first user message edited at call 8 (tests/it/diff.rs derives the figures).
+    let o = memlens(&[
+        "inspect",
+        "openai/cache-breaks.jsonl",
+        "--calls",
+        "--top",
+        "1",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    insta::assert_snapshot!(stdout(&o));
+    let o = memlens(&["inspect", "openai/cache-breaks.jsonl", "--calls", "--json"]);
+    assert!(o.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("one JSON document");
+    let calls = v["traces"][0]["call_list"].as_array().expect("call_list");
+    let causes: Vec<&str> = calls
+        .iter()
+        .map(|c| c["cause"].as_str().expect("cause"))
+        .collect();
+    assert_eq!(
+        causes,
+        [
+            "first_call",
+            "intact",
+            "intact",
+            "idle_gap",
+            "intact",
+            "tool_definitions",
+            "intact",
+            "intact",
+            "edited",
+            "intact"
+        ]
+    );
+    assert_eq!(calls[3]["idle_secs"], 600.0);
+    assert_eq!(calls[5]["at"], "m0");
+    assert_eq!(calls[5]["edited"][0][0], "m0");
+    assert_eq!(calls[8]["at"], "m2");
+    let sum: u64 = v["traces"][0]["calls_detail"]
+        .as_array()
+        .expect("calls_detail")
+        .iter()
+        .map(|c| c["counted"]["input"].as_u64().expect("counted input"))
+        .sum();
+    let listed: u64 = calls
+        .iter()
+        .map(|c| c["counted_input_tokens"].as_u64().expect("tokens"))
+        .sum();
+    assert_eq!(sum, listed);
+    // Without --calls the JSON has no call list.
+    let o = memlens(&["inspect", "openai/cache-breaks.jsonl", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("one JSON document");
+    assert!(v["traces"][0].get("call_list").is_none());
+}
+
+#[test]
 fn inspect_json_has_the_documented_shape() {
     let o = memlens(&[
         "inspect",

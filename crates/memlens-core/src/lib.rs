@@ -29,6 +29,7 @@ pub mod analysis;
 pub mod builder;
 pub mod compaction;
 pub mod cost;
+pub mod diff;
 pub mod model;
 pub mod policy;
 pub mod recall;
