@@ -128,3 +128,46 @@ fn each_call_names_why_its_prefix_ended() {
         }
     }
 }
+
+#[test]
+fn the_call_view_breaks_a_call_down_and_adds_up() {
+    use memlens_core::analysis::call_view;
+    let t = trace();
+    let prices = PriceTable::builtin();
+    let cost = trace_cost(&t, &prices);
+    for (i, call) in t.calls.iter().enumerate() {
+        let v = call_view(&t, &prices, i as u32).expect("the call exists");
+        // Chunks and components each add up to the counted input, less the reply priming.
+        let chunk_sum: u64 = v.chunks.iter().map(|c| u64::from(c.tokens)).sum();
+        let component_sum: u64 = v.components.iter().map(|c| c.tokens).sum();
+        assert_eq!(chunk_sum + v.priming_tokens, v.input_tokens, "call {i}");
+        assert_eq!(component_sum, chunk_sum);
+        assert_eq!(v.input_tokens, cost.calls[i].counted.input);
+        assert_eq!(v.chunks.len(), call.input.len());
+        // New at this call: exactly what the previous input did not have.
+        let new: Vec<u32> = v.chunks.iter().filter(|c| c.new).map(|c| c.id).collect();
+        let expected: Vec<u32> = match i.checked_sub(1) {
+            None => call.input.iter().map(|c| c.0).collect(),
+            Some(p) => call
+                .input
+                .iter()
+                .filter(|c| !t.calls[p].input.contains(c))
+                .map(|c| c.0)
+                .collect(),
+        };
+        assert_eq!(new, expected, "call {i}");
+        // Input cost by chunk adds up to the component costs.
+        let by_chunk: f64 = v.chunks.iter().filter_map(|c| c.cost_usd).sum();
+        let by_component: f64 = v.components.iter().filter_map(|c| c.cost_usd).sum();
+        assert!((by_chunk - by_component).abs() < 1e-12);
+    }
+    let v = call_view(&t, &prices, 5).expect("call 5");
+    let names: Vec<&str> = v.components.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(
+        names[0], "tool definitions",
+        "the largest component: {names:?}"
+    );
+    assert!(names.contains(&"system") && names.contains(&"user") && names.contains(&"assistant"));
+    assert_eq!(v.change.cause, PrefixCause::ToolDefinitions);
+    assert!(call_view(&t, &prices, 10).is_none());
+}

@@ -22,8 +22,8 @@ test('the sample loads and matches the CLI', async () => {
   assert.ok(await page.locator('#growth-chart rect').count() > ref.calls);
   await shot(page, 'sample-overview');
 
-  // 1-7 switch views; each renders.
-  const views = ['overview', 'chunks', 'heatmap', 'cost', 'graph', 'simulator', 'labels'];
+  // 1-8 switch views; each renders.
+  const views = ['overview', 'chunks', 'heatmap', 'cost', 'calls', 'graph', 'simulator', 'labels'];
   for (const [i, v] of views.entries()) {
     await page.keyboard.press(String(i + 1));
     await page.waitForSelector(`#tab-${v}.active`);
@@ -39,7 +39,7 @@ test('the sample loads and matches the CLI', async () => {
   });
   assert.ok(painted > 100, `heatmap pixels: ${painted}`);
   // The access graph has arcs.
-  await page.keyboard.press('5');
+  await page.keyboard.press('6');
   assert.ok(await page.locator('#access-graph path.arc').count() > 0);
   // The URL hash keeps the view.
   assert.match(page.url(), /#view=graph/);

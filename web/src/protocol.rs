@@ -1,6 +1,8 @@
 //! Messages between the page and the worker, as JSON text.
 
-use memlens_core::analysis::{Analysis, AnalysisOptions, ContextDiff, SimView, TraceEntry};
+use memlens_core::analysis::{
+    Analysis, AnalysisOptions, CallView, ContextDiff, SimView, TraceEntry,
+};
 use memlens_core::policy::PolicyConfig;
 use serde::{Deserialize, Serialize};
 
@@ -78,6 +80,13 @@ pub enum Request {
         /// The call.
         call: u32,
     },
+    /// One call's input broken down, and its change from the previous call.
+    CallView {
+        /// Index of the trace.
+        trace: usize,
+        /// The call.
+        call: u32,
+    },
 }
 
 /// What the worker answers.
@@ -142,6 +151,11 @@ pub enum Response {
     Diff {
         /// The diff (`None`: no such call).
         diff: Option<ContextDiff>,
+    },
+    /// A call view (`None`: no such call).
+    CallView {
+        /// The view.
+        view: Option<Box<CallView>>,
     },
     /// The loaded traces in the native format.
     Exported {

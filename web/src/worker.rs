@@ -1,7 +1,7 @@
 //! The worker: holds the imported traces and answers [`Request`]s with the core's results.
 
 use crate::protocol::{Request, Response};
-use memlens_core::analysis::{analyze, context_at, simulate_view, trace_entries};
+use memlens_core::analysis::{analyze, call_view, context_at, simulate_view, trace_entries};
 use memlens_core::cost::PriceTable;
 use memlens_core::references::{detect, AccessGraph};
 use memlens_core::Trace;
@@ -195,6 +195,7 @@ fn handle(scope: &DedicatedWorkerGlobalScope, request: Request, payload: JsValue
         Request::Sweep { .. } => "sweep",
         Request::Compare { .. } => "compare",
         Request::Diff { .. } => "diff",
+        Request::CallView { .. } => "call view",
     };
     let result = STATE.with(|s| {
         let mut state = s.borrow_mut();
@@ -363,6 +364,11 @@ fn answer(
             let diff =
                 context_at(t, g, &policy, budget, &prices, call).map_err(|e| e.to_string())?;
             Ok(Response::Diff { diff })
+        }
+        Request::CallView { trace, call } => {
+            let t = trace_of(state, trace)?;
+            let view = call_view(t, &prices, call).map(Box::new);
+            Ok(Response::CallView { view })
         }
     }
 }

@@ -296,91 +296,91 @@ fn tokens_of<'a>(trace: &Trace, ids: impl IntoIterator<Item = &'a ChunkId>) -> u
 
 /// Every call's change from the previous call (see the module docs), in call order.
 pub fn call_changes(trace: &Trace, prices: &PriceTable) -> Vec<CallChange> {
+    (0..trace.calls.len())
+        .filter_map(|i| call_change(trace, prices, i))
+        .collect()
+}
+
+/// Call `index`'s change from the previous call; `None` when the trace has no such call.
+pub fn call_change(trace: &Trace, prices: &PriceTable, index: usize) -> Option<CallChange> {
     let main = trace.main_model();
-    let mut out = Vec::with_capacity(trace.calls.len());
-    let mut previous: Option<&Call> = None;
-    for call in &trace.calls {
-        let Some(prev) = previous else {
-            out.push(CallChange {
-                call: call.index,
-                cause: PrefixCause::FirstCall,
-                at: None,
-                shared_prefix_chunks: 0,
-                shared_prefix_tokens: 0,
-                resent_tokens: 0,
-                missed_cache_tokens: 0,
-                miss_usd: None,
-                idle_secs: None,
-                diff: InputDiff {
-                    added: call.input.clone(),
-                    ..InputDiff::default()
-                },
-            });
-            previous = Some(call);
-            continue;
-        };
-        let (before, after) = (&prev.input[..], &call.input[..]);
-        let p = shared_prefix_len(before, after);
-        let shared_prefix_tokens = tokens_of(trace, &after[..p]);
-        let idle_secs = match (call_end_secs(prev), call_start_secs(call)) {
-            (Some(end), Some(start)) => Some((start - end).max(0.0)),
-            _ => None,
-        };
-        let compacted = trace.compactions.iter().any(|c| c.first_call == call.index);
-        let (cause, at, resent_tokens) = if p == before.len() {
-            if idle_secs.is_some_and(|s| s > CACHE_TTL_SECS) && p > 0 {
-                (PrefixCause::IdleGap, None, shared_prefix_tokens)
-            } else {
-                (PrefixCause::Intact, None, 0)
-            }
-        } else {
-            let in_before = members(trace, before);
-            let in_after = members(trace, after);
-            let (cause, at) = break_at(trace, before, after, p, &in_after, &in_before);
-            let cause = if compacted {
-                PrefixCause::Compaction
-            } else {
-                cause
-            };
-            let resent = tokens_of(
-                trace,
-                after[p..].iter().filter(|&&id| contains(&in_before, id)),
-            );
-            (cause, Some(at), resent)
-        };
-        let price = call
-            .model
-            .as_deref()
-            .or(main)
-            .and_then(|m| prices.lookup(m))
-            .map(|(_, price)| price);
-        let missed_cache_tokens = missed_cache_reads(
-            price.and_then(|p| CacheModel::for_provider(p.provider.as_deref())),
-            cause,
-            shared_prefix_tokens,
-            resent_tokens,
-        );
-        let miss_usd = price.filter(|p| p.cache_read.is_some()).and_then(|p| {
-            Some(
-                p.input_usd(missed_cache_tokens, 0)?
-                    - p.input_usd(missed_cache_tokens, missed_cache_tokens)?,
-            )
-        });
-        out.push(CallChange {
+    let call = trace.calls.get(index)?;
+    let Some(prev) = index.checked_sub(1).and_then(|p| trace.calls.get(p)) else {
+        return Some(CallChange {
             call: call.index,
-            cause,
-            at,
-            shared_prefix_chunks: p,
-            shared_prefix_tokens,
-            resent_tokens,
-            missed_cache_tokens,
-            miss_usd,
-            idle_secs,
-            diff: diff_inputs(trace, before, after),
+            cause: PrefixCause::FirstCall,
+            at: None,
+            shared_prefix_chunks: 0,
+            shared_prefix_tokens: 0,
+            resent_tokens: 0,
+            missed_cache_tokens: 0,
+            miss_usd: None,
+            idle_secs: None,
+            diff: InputDiff {
+                added: call.input.clone(),
+                ..InputDiff::default()
+            },
         });
-        previous = Some(call);
-    }
-    out
+    };
+    let (before, after) = (&prev.input[..], &call.input[..]);
+    let p = shared_prefix_len(before, after);
+    let shared_prefix_tokens = tokens_of(trace, &after[..p]);
+    let idle_secs = match (call_end_secs(prev), call_start_secs(call)) {
+        (Some(end), Some(start)) => Some((start - end).max(0.0)),
+        _ => None,
+    };
+    let compacted = trace.compactions.iter().any(|c| c.first_call == call.index);
+    let (cause, at, resent_tokens) = if p == before.len() {
+        if idle_secs.is_some_and(|s| s > CACHE_TTL_SECS) && p > 0 {
+            (PrefixCause::IdleGap, None, shared_prefix_tokens)
+        } else {
+            (PrefixCause::Intact, None, 0)
+        }
+    } else {
+        let in_before = members(trace, before);
+        let in_after = members(trace, after);
+        let (cause, at) = break_at(trace, before, after, p, &in_after, &in_before);
+        let cause = if compacted {
+            PrefixCause::Compaction
+        } else {
+            cause
+        };
+        let resent = tokens_of(
+            trace,
+            after[p..].iter().filter(|&&id| contains(&in_before, id)),
+        );
+        (cause, Some(at), resent)
+    };
+    let price = call
+        .model
+        .as_deref()
+        .or(main)
+        .and_then(|m| prices.lookup(m))
+        .map(|(_, price)| price);
+    let missed_cache_tokens = missed_cache_reads(
+        price.and_then(|p| CacheModel::for_provider(p.provider.as_deref())),
+        cause,
+        shared_prefix_tokens,
+        resent_tokens,
+    );
+    let miss_usd = price.filter(|p| p.cache_read.is_some()).and_then(|p| {
+        Some(
+            p.input_usd(missed_cache_tokens, 0)?
+                - p.input_usd(missed_cache_tokens, missed_cache_tokens)?,
+        )
+    });
+    Some(CallChange {
+        call: call.index,
+        cause,
+        at,
+        shared_prefix_chunks: p,
+        shared_prefix_tokens,
+        resent_tokens,
+        missed_cache_tokens,
+        miss_usd,
+        idle_secs,
+        diff: diff_inputs(trace, before, after),
+    })
 }
 
 #[cfg(test)]

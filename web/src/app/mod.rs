@@ -1,6 +1,7 @@
 //! The page: state, the worker bridge, loading (drop, open, paste, sample, `#url=`), keyboard,
 //! theme and the URL hash. The views are in the submodules.
 
+mod calls;
 mod files;
 pub mod fmt;
 mod labels;
@@ -10,7 +11,9 @@ mod views;
 use crate::protocol::{Request, Response};
 use leptos::ev;
 use leptos::prelude::*;
-use memlens_core::analysis::{Analysis, AnalysisOptions, ContextDiff, SimView, TraceEntry};
+use memlens_core::analysis::{
+    Analysis, AnalysisOptions, CallView, ContextDiff, SimView, TraceEntry,
+};
 use memlens_core::value::Label;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -22,7 +25,7 @@ pub const SAMPLE: &str = include_str!("../../sample/support-agent.json");
 /// The sample's file name.
 pub const SAMPLE_NAME: &str = "sample-support-agent.json";
 
-/// The views, in keyboard order (1-7).
+/// The views, in keyboard order (1-8).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum View {
     /// Key numbers and the growth chart.
@@ -33,6 +36,8 @@ pub enum View {
     Heatmap,
     /// Cost attribution.
     Cost,
+    /// Calls: each call's input broken down, and why its cached prefix ended.
+    Calls,
     /// Access graph.
     Graph,
     /// Policy simulator.
@@ -43,11 +48,12 @@ pub enum View {
 
 impl View {
     /// Every view in order.
-    pub const ALL: [View; 7] = [
+    pub const ALL: [View; 8] = [
         View::Overview,
         View::Chunks,
         View::Heatmap,
         View::Cost,
+        View::Calls,
         View::Graph,
         View::Simulator,
         View::Labels,
@@ -60,6 +66,7 @@ impl View {
             View::Chunks => "chunks",
             View::Heatmap => "heatmap",
             View::Cost => "cost",
+            View::Calls => "calls",
             View::Graph => "graph",
             View::Simulator => "simulator",
             View::Labels => "labels",
@@ -73,6 +80,7 @@ impl View {
             View::Chunks => "Chunks",
             View::Heatmap => "Value heatmap",
             View::Cost => "Cost",
+            View::Calls => "Calls",
             View::Graph => "Access graph",
             View::Simulator => "Policy simulator",
             View::Labels => "Labels",
@@ -163,6 +171,10 @@ pub struct Ctx {
     pub compare: RwSignal<Vec<SimView>>,
     /// Last context diff.
     pub diff: RwSignal<Option<ContextDiff>>,
+    /// The call open in the Calls view, and its breakdown once the worker sent it.
+    pub call: RwSignal<Option<u32>>,
+    /// The breakdown of `call`.
+    pub call_view: RwSignal<Option<Arc<CallView>>>,
     /// Labels of the current trace, by chunk key.
     pub labels: RwSignal<BTreeMap<String, Label>>,
     /// Value settings for analysis.
@@ -225,6 +237,8 @@ impl Ctx {
             sweep: RwSignal::new(Vec::new()),
             compare: RwSignal::new(Vec::new()),
             diff: RwSignal::new(None),
+            call: RwSignal::new(None),
+            call_view: RwSignal::new(None),
             labels: RwSignal::new(BTreeMap::new()),
             options: RwSignal::new(AnalysisOptions {
                 max_heatmap_rows: views::HEAT_MAX_ROWS,
@@ -431,6 +445,12 @@ impl Ctx {
                 self.busy.set(None);
                 if self.trace.get_untracked() == Some(trace) {
                     self.analysis_millis.set(millis);
+                    // An open call view belongs to the previous analysis (another trace, or
+                    // other settings): ask again for the same call.
+                    self.call_view.set(None);
+                    if let Some(call) = self.call.get_untracked() {
+                        self.send(&Request::CallView { trace, call }, JsValue::UNDEFINED);
+                    }
                     self.data.set(Some(Arc::new(Data {
                         trace,
                         analysis: *analysis,
@@ -453,6 +473,13 @@ impl Ctx {
             Response::Diff { diff } => {
                 self.busy.set(None);
                 self.diff.set(diff);
+            }
+            Response::CallView { view } => {
+                self.busy.set(None);
+                // A late answer for a call no longer selected is dropped.
+                if view.as_ref().map(|v| v.index) == self.call.get_untracked() {
+                    self.call_view.set(view.map(|v| Arc::new(*v)));
+                }
             }
             Response::Exported { text, redaction } => {
                 self.busy.set(None);

@@ -25,6 +25,7 @@ pub fn current(view: View) -> AnyView {
         View::Chunks => view! { <Chunks data=data/> }.into_any(),
         View::Heatmap => view! { <Heatmap data=data/> }.into_any(),
         View::Cost => cost(data).into_any(),
+        View::Calls => view! { <super::calls::Calls data=data/> }.into_any(),
         View::Graph => graph(data).into_any(),
         View::Simulator => view! { <sim::Simulator data=data/> }.into_any(),
         View::Labels => view! { <labels::Labels data=data/> }.into_any(),

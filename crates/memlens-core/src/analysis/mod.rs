@@ -37,6 +37,7 @@
 
 use crate::compaction::CompactionReport;
 use crate::cost::{trace_cost, PriceTable, TraceCost};
+use crate::diff::{call_changes, PrefixCause};
 use crate::model::{Category, ChunkId, Trace, TraceLink};
 use crate::references::{detect, AccessGraph, EvidenceKind};
 use crate::report::{preview, summarize, summarize_with, TraceFigures};
@@ -106,6 +107,14 @@ pub struct CallRow {
     pub output_tokens: u64,
     /// Cost of the call, `None` when unpriced.
     pub cost_usd: Option<f64>,
+    /// Why the prefix shared with the previous call ended where it did ([`crate::diff`]).
+    pub cause: PrefixCause,
+    /// The chunk at the break (index), when something broke.
+    pub break_at: Option<u32>,
+    /// Tokens of the previous input re-sent after the break.
+    pub resent_tokens: u64,
+    /// The cache reads the break lost, in USD; `None` when unpriced.
+    pub miss_usd: Option<f64>,
 }
 
 /// Totals of a group of chunks (a category or a tool).
@@ -239,7 +248,7 @@ pub fn analyze(trace: &Trace, prices: &PriceTable, options: &AnalysisOptions) ->
         .filter(|c| trace.chunks.iter().any(|x| x.category == *c))
         .collect();
 
-    let (calls, first, last) = call_rows(trace, &cost, &categories);
+    let (calls, first, last) = call_rows(trace, prices, &cost, &categories);
 
     // Values as of the end of the run, with every use the detector found.
     let uses: Vec<u32> = trace.chunks.iter().map(|c| graph.use_count(c.id)).collect();
@@ -295,6 +304,7 @@ pub fn analyze(trace: &Trace, prices: &PriceTable, options: &AnalysisOptions) ->
 /// first and last call carrying it.
 fn call_rows(
     trace: &Trace,
+    prices: &PriceTable,
     cost: &TraceCost,
     categories: &[Category],
 ) -> (Vec<CallRow>, Vec<Option<u32>>, Vec<Option<u32>>) {
@@ -307,6 +317,7 @@ fn call_rows(
     let mut first = vec![None::<u32>; n];
     let mut last = vec![None::<u32>; n];
     let mut calls = Vec::with_capacity(trace.calls.len());
+    let changes = call_changes(trace, prices);
     for (i, call) in trace.calls.iter().enumerate() {
         let mut by_category = vec![0u64; categories.len()];
         for &id in &call.input {
@@ -330,6 +341,10 @@ fn call_rows(
             cached_input: cc.map_or(0, |c| c.cached_input),
             output_tokens: cc.map_or(0, |c| c.counted.output),
             cost_usd: cc.and_then(|c| c.cost_usd),
+            cause: changes.get(i).map_or(PrefixCause::FirstCall, |c| c.cause),
+            break_at: changes.get(i).and_then(|c| c.at).map(|id| id.0),
+            resent_tokens: changes.get(i).map_or(0, |c| c.resent_tokens),
+            miss_usd: changes.get(i).and_then(|c| c.miss_usd),
         });
     }
 
@@ -542,8 +557,10 @@ pub fn trace_entries(traces: &[Trace], prices: &PriceTable) -> Vec<TraceEntry> {
         .collect()
 }
 
+mod call_view;
 mod replay;
 #[cfg(test)]
 mod tests;
 
+pub use call_view::{call_view, component_of, CallChunk, CallView, Component};
 pub use replay::{context_at, simulate_view, ContextDiff, DiffLine, Fate, SimCall, SimView};
