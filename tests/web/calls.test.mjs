@@ -23,8 +23,11 @@ test('calls: why each prefix ended, and a call broken down as the CLI counts it'
   state.watch();
   await page.setInputFiles('#file-input', FILE);
   await page.waitForSelector('#k-calls');
-  await page.click('#tab-calls');
-  await page.waitForSelector('#calls-table');
+  // A column of the growth chart opens its call in the Calls view.
+  await page.click('#growth-chart rect.call-column[data-call="8"]');
+  await page.waitForSelector('#tab-calls.active');
+  await page.waitForSelector('#call-view[data-call="8"]');
+  assert.match(page.url(), /#view=calls/);
 
   const rows = page.locator('#calls-table tbody tr');
   assert.equal(await rows.count(), ref.call_list.length);

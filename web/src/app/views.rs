@@ -136,8 +136,12 @@ fn growth_chart(data: &Data) -> impl IntoView {
                 .map(|r| format!(" (reported {})", int(r)))
                 .unwrap_or_default()
         );
+        // The whole column is the click target: it opens the call in the Calls view.
+        let (trace, index) = (data.trace, c.index);
         rects.push(view! {
-            <rect x=left + i as f64 * bw y=top width=bw.max(0.5) height=h - bottom - top fill="transparent"><title>{tip}</title></rect>
+            <rect x=left + i as f64 * bw y=top width=bw.max(0.5) height=h - bottom - top fill="transparent"
+                class="call-column" data-call=index.to_string()
+                on:click=move |_| super::calls::open_call(trace, index)><title>{tip + " (click: open the call)"}</title></rect>
         }.into_any());
     }
     let reported = a
