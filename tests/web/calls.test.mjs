@@ -75,3 +75,54 @@ test('calls: why each prefix ended, and a call broken down as the CLI counts it'
   assert.deepEqual(state.errors, []);
   await page.close();
 });
+
+// The projection's arithmetic, written again here: a least-squares line through the last 20
+// calls (x = 0, 1, ...), continued for the next n calls, each call at least 0.
+function projectJs(ys, n) {
+  const tail = ys.slice(-20);
+  const m = tail.length;
+  const mx = (m - 1) / 2;
+  const my = tail.reduce((a, b) => a + b, 0) / m;
+  let sxy = 0; let sxx = 0;
+  tail.forEach((y, x) => { sxy += (x - mx) * (y - my); sxx += (x - mx) ** 2; });
+  const slope = sxx > 0 ? sxy / sxx : 0;
+  const b = my - slope * mx;
+  let total = 0;
+  for (let k = 1; k <= n; k++) total += Math.max(0, b + slope * (m - 1 + k));
+  return total;
+}
+
+function close(actual, expected, what) {
+  assert.ok(Math.abs(actual - expected) <= 1e-9 * Math.max(1, Math.abs(expected)), `${what}: ${actual} vs ${expected}`);
+}
+
+test('projection: the next calls as recorded and under the simulated policy, against the CLI', async () => {
+  const file = FILE;
+  const ref = cli('inspect', file, '--json').traces[0];
+  const { page } = await open(browser);
+  await page.setInputFiles('#file-input', file);
+  await page.waitForSelector('#projection-run[data-usd]:not([data-usd=""])');
+  const inputs = ref.calls_detail.map((c) => c.counted.input);
+  const costs = ref.calls_detail.map((c) => c.cost_usd);
+  for (const n of [10, 37]) {
+    await page.fill('#projection-next', String(n));
+    close(Number(await page.getAttribute('#projection-run', 'data-tokens')), projectJs(inputs, n), `tokens, n=${n}`);
+    close(Number(await page.getAttribute('#projection-run', 'data-usd')), projectJs(costs, n), `cost, n=${n}`);
+  }
+  // A replay in the simulator adds its own projection, from its managed calls.
+  const sim = cli('simulate', file, '--policy', 'window', '--budget', '150', '--json').traces[0];
+  await page.click('#tab-simulator');
+  await page.selectOption('#policy-select', 'window');
+  await page.fill('#budget', '150');
+  await page.press('#budget', 'Tab');
+  await page.click('#run-sim');
+  await page.waitForSelector('#sim-input', { timeout: 60000 });
+  await page.click('#tab-overview');
+  await page.waitForSelector('#projection-sim');
+  const n = 37;
+  close(Number(await page.getAttribute('#projection-sim', 'data-tokens')), projectJs(sim.calls.map((c) => c.input_tokens), n), 'simulated tokens');
+  close(Number(await page.getAttribute('#projection-sim', 'data-usd')), projectJs(sim.calls.map((c) => c.cost_usd), n), 'simulated cost');
+  assert.match(await page.textContent('#projection-sim'), /with window at 150 tokens/);
+  await shot(page, 'overview-projection');
+  await page.close();
+});

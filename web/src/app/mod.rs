@@ -5,6 +5,7 @@ mod calls;
 mod files;
 pub mod fmt;
 mod labels;
+mod projection;
 mod sim;
 mod views;
 
@@ -175,6 +176,8 @@ pub struct Ctx {
     pub call: RwSignal<Option<u32>>,
     /// The breakdown of `call`.
     pub call_view: RwSignal<Option<Arc<CallView>>>,
+    /// How many calls ahead the overview projects (kept across views).
+    pub projection_next: RwSignal<u32>,
     /// Labels of the current trace, by chunk key.
     pub labels: RwSignal<BTreeMap<String, Label>>,
     /// Value settings for analysis.
@@ -239,6 +242,7 @@ impl Ctx {
             diff: RwSignal::new(None),
             call: RwSignal::new(None),
             call_view: RwSignal::new(None),
+            projection_next: RwSignal::new(10),
             labels: RwSignal::new(BTreeMap::new()),
             options: RwSignal::new(AnalysisOptions {
                 max_heatmap_rows: views::HEAT_MAX_ROWS,

@@ -80,6 +80,7 @@ fn overview(data: Arc<Data>) -> impl IntoView {
             {notes(&data)}
             <h3>"Input tokens per call, by category — who is growing"</h3>
             {growth_chart(&data)}
+            <super::projection::Projection data=data.clone()/>
             {compactions(&data)}
             <h3>"Category share of the memory (each chunk once)"</h3>
             {share_ring(&data)}

@@ -558,9 +558,11 @@ pub fn trace_entries(traces: &[Trace], prices: &PriceTable) -> Vec<TraceEntry> {
 }
 
 mod call_view;
+mod projection;
 mod replay;
 #[cfg(test)]
 mod tests;
 
 pub use call_view::{call_view, component_of, CallChunk, CallView, Component};
+pub use projection::{project, Projection, TREND_WINDOW};
 pub use replay::{context_at, simulate_view, ContextDiff, DiffLine, Fate, SimCall, SimView};
