@@ -78,7 +78,7 @@ test('calls: why each prefix ended, and a call broken down as the CLI counts it'
 
 // The projection's arithmetic, written again here: a least-squares line through the last 20
 // calls (x = 0, 1, ...), continued for the next n calls, each call at least 0.
-function projectJs(ys, n) {
+function aheadJs(ys, n) {
   const tail = ys.slice(-20);
   const m = tail.length;
   const mx = (m - 1) / 2;
@@ -87,9 +87,18 @@ function projectJs(ys, n) {
   tail.forEach((y, x) => { sxy += (x - mx) * (y - my); sxx += (x - mx) ** 2; });
   const slope = sxx > 0 ? sxy / sxx : 0;
   const b = my - slope * mx;
-  let total = 0;
-  for (let k = 1; k <= n; k++) total += Math.max(0, b + slope * (m - 1 + k));
-  return total;
+  const out = [];
+  for (let k = 1; k <= n; k++) out.push(Math.max(0, b + slope * (m - 1 + k)));
+  return out;
+}
+const sum = (xs) => xs.reduce((a, b) => a + b, 0);
+const projectJs = (ys, n) => sum(aheadJs(ys, n));
+// Under a policy each call stops at the budget (or the largest input already sent) and its cost
+// shrinks in proportion.
+function projectCappedJs(inputs, costs, n, budget) {
+  const cap = Math.max(budget, ...inputs);
+  const kept = aheadJs(inputs, n).map((t) => (t > cap ? cap / t : 1));
+  return [sum(aheadJs(inputs, n).map((t, i) => t * kept[i])), sum(aheadJs(costs, n).map((c, i) => c * kept[i]))];
 }
 
 function close(actual, expected, what) {
@@ -120,8 +129,10 @@ test('projection: the next calls as recorded and under the simulated policy, aga
   await page.click('#tab-overview');
   await page.waitForSelector('#projection-sim');
   const n = 37;
-  close(Number(await page.getAttribute('#projection-sim', 'data-tokens')), projectJs(sim.calls.map((c) => c.input_tokens), n), 'simulated tokens');
-  close(Number(await page.getAttribute('#projection-sim', 'data-usd')), projectJs(sim.calls.map((c) => c.cost_usd), n), 'simulated cost');
+  const [tokens, cost] = projectCappedJs(sim.calls.map((c) => c.input_tokens), sim.calls.map((c) => c.cost_usd), n, 150);
+  assert.ok(tokens < projectJs(sim.calls.map((c) => c.input_tokens), n), 'the budget stops the line');
+  close(Number(await page.getAttribute('#projection-sim', 'data-tokens')), tokens, 'simulated tokens');
+  close(Number(await page.getAttribute('#projection-sim', 'data-usd')), cost, 'simulated cost');
   assert.match(await page.textContent('#projection-sim'), /with window at 150 tokens/);
   await shot(page, 'overview-projection');
   await page.close();

@@ -4,7 +4,7 @@
 use super::fmt::{int, usd};
 use super::{ctx, Data};
 use leptos::prelude::*;
-use memlens_core::analysis::{project, Projection, TREND_WINDOW};
+use memlens_core::analysis::{project, project_within, Projection, TREND_WINDOW};
 use std::sync::Arc;
 
 fn line(p: &Projection) -> String {
@@ -50,11 +50,11 @@ pub fn Projection(data: Arc<Data>) -> impl IntoView {
         let sim = ctx.sim.get()?;
         let inputs: Vec<u64> = sim.calls.iter().map(|c| c.input_tokens).collect();
         let costs: Vec<Option<f64>> = sim.calls.iter().map(|c| c.cost_usd).collect();
-        let p = project(&inputs, &costs, next.get())?;
+        let p = project_within(&inputs, &costs, next.get(), Some(u64::from(sim.budget)))?;
         Some(view! {
             <li id="projection-sim" data-tokens=p.input_tokens.to_string()
                 data-usd=p.cost_usd.map(|c| c.to_string()).unwrap_or_default()>
-                {format!("with {} at {} tokens (the simulator's last replay): {}", sim.policy, int(sim.budget), line(&p))}
+                {format!("with {} at {} tokens (the simulator's last replay; each call stops at the budget): {}", sim.policy, int(sim.budget), line(&p))}
             </li>
         })
     };

@@ -50,19 +50,31 @@ fn fit(ys: &[f64]) -> (f64, f64) {
     (mean_y - slope * mean_x, slope)
 }
 
-/// The sum of the fitted line over the `next` calls after the window, each at least 0.
-fn sum_ahead(ys: &[f64], next: u32) -> (f64, f64) {
+/// The fitted line's value at each of the `next` calls after the window, each at least 0.
+fn ahead(ys: &[f64], next: u32) -> (Vec<f64>, f64) {
     let (intercept, slope) = fit(ys);
     let last = ys.len() as f64 - 1.0;
-    let total = (1..=next)
+    let values = (1..=next)
         .map(|k| (intercept + slope * (last + f64::from(k))).max(0.0))
-        .sum();
-    (total, slope)
+        .collect();
+    (values, slope)
 }
 
 /// Projects the `next` calls after a run whose calls had these input tokens and costs (in call
 /// order); `None` with fewer than two calls (no trend to fit).
 pub fn project(inputs: &[u64], costs: &[Option<f64>], next: u32) -> Option<Projection> {
+    project_within(inputs, costs, next, None)
+}
+
+/// [`project`] for a run whose context a policy holds to a budget: each projected call's input
+/// stops at `budget` (or at the largest input the run already sent, if that is more: protected
+/// items can exceed a budget), and its cost shrinks in proportion.
+pub fn project_within(
+    inputs: &[u64],
+    costs: &[Option<f64>],
+    next: u32,
+    budget: Option<u64>,
+) -> Option<Projection> {
     if inputs.len() < 2 {
         return None;
     }
@@ -71,11 +83,24 @@ pub fn project(inputs: &[u64], costs: &[Option<f64>], next: u32) -> Option<Proje
         .iter()
         .map(|&t| t as f64)
         .collect();
-    let (input_tokens, tokens_per_call) = sum_ahead(&tail, next);
+    let (tokens, tokens_per_call) = ahead(&tail, next);
+    let cap = budget.map(|b| b.max(inputs.iter().copied().max().unwrap_or(0)) as f64);
+    // The share of each projected call's tokens that stays under the cap.
+    let kept: Vec<f64> = tokens
+        .iter()
+        .map(|&t| match cap {
+            Some(cap) if t > cap => cap / t,
+            _ => 1.0,
+        })
+        .collect();
+    let input_tokens = tokens.iter().zip(&kept).map(|(t, k)| t * k).sum();
     let cost_tail: Option<Vec<f64>> = (costs.len() == inputs.len())
         .then(|| costs[costs.len() - window..].iter().copied().collect())
         .flatten();
-    let cost_usd = cost_tail.map(|ys| sum_ahead(&ys, next).0);
+    let cost_usd = cost_tail.map(|ys| {
+        let (costs, _) = ahead(&ys, next);
+        costs.iter().zip(&kept).map(|(c, k)| c * k).sum()
+    });
     Some(Projection {
         fitted_calls: window,
         tokens_per_call,
@@ -110,5 +135,19 @@ mod tests {
         assert_eq!(p.input_tokens, 0.0, "0, -100, ... clamp to 0");
         assert_eq!(p.cost_usd, None);
         assert!(project(&[100], &[Some(1.0)], 5).is_none());
+    }
+
+    #[test]
+    fn a_budget_stops_the_line_and_scales_the_cost() {
+        // +100 a call from 700: the next calls would be 1,100, 1,200, 1,300; the budget is 1,150.
+        let inputs = [700, 800, 900, 1000];
+        let costs = [Some(0.7), Some(0.8), Some(0.9), Some(1.0)];
+        let p = project_within(&inputs, &costs, 3, Some(1150)).expect("fits");
+        assert!((p.input_tokens - (1100.0 + 1150.0 + 1150.0)).abs() < 1e-6);
+        let cost = 1.1 + 1.2 * (1150.0 / 1200.0) + 1.3 * (1150.0 / 1300.0);
+        assert!((p.cost_usd.expect("priced") - cost).abs() < 1e-9);
+        // A budget below what the run already sent caps at the run's largest input instead.
+        let p = project_within(&inputs, &costs, 1, Some(10)).expect("fits");
+        assert!((p.input_tokens - 1000.0).abs() < 1e-6);
     }
 }
