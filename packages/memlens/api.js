@@ -2,9 +2,10 @@
 // so that messages stay the caller's own objects and errors are plain `Error`s.
 
 const SPECIAL = 0x80000000;
-const OPTIONS = new Set(["model", "budget", "policy", "summarizer", "scorer", "dialect"]);
+const OPTIONS = new Set(["model", "budget", "policy", "summarizer", "scorer", "dialect", "traceFile"]);
 
-export function makeApi(raw) {
+// `host.appendFile(path, text)` is given by the Node entry; browsers have no files to append to.
+export function makeApi(raw, host = {}) {
   /** Live memory pool: add messages as the agent produces them, ask for the context to send. */
   class MemoryPool {
     #raw;
@@ -13,6 +14,7 @@ export function makeApi(raw) {
     #scorer;
     #summaries = new Map();
     #last = null;
+    #traceFile;
 
     constructor(options = {}) {
       if (options === null || typeof options !== "object") {
@@ -23,7 +25,13 @@ export function makeApi(raw) {
           throw new TypeError(`invalid options: unknown field "${key}" (expected ${[...OPTIONS].join(", ")})`);
         }
       }
-      const { summarizer, scorer, ...rest } = options;
+      const { summarizer, scorer, traceFile, ...rest } = options;
+      if (traceFile !== undefined) {
+        if (typeof traceFile !== "string") throw new TypeError("traceFile must be a file path (a string)");
+        if (host.appendFile === undefined) {
+          throw new TypeError("traceFile needs file access (Node); elsewhere append pool.traceLines() yourself");
+        }
+      }
       if (summarizer !== undefined && typeof summarizer !== "function") {
         throw new TypeError("summarizer must be an async function (messages, { maxTokens }) => string");
       }
@@ -33,6 +41,28 @@ export function makeApi(raw) {
       this.#summarizer = summarizer;
       this.#scorer = scorer;
       this.#raw = new raw.RawPool({ ...rest, summarizer: summarizer !== undefined });
+      this.#traceFile = traceFile;
+    }
+
+    // With `traceFile`, what the run added goes to the file after every step.
+    #appendTrace(finish) {
+      if (this.#traceFile === undefined) return;
+      const text = this.#pool().traceLines(finish);
+      if (text.length > 0) host.appendFile(this.#traceFile, text);
+    }
+
+    /**
+     * The run's native-format lines (JSON Lines) not returned before: append each result to a
+     * file and `memlens inspect` or the web app reads the run so far at any point. The newest
+     * call is held back until the next one (its usage may still be recorded), tool pairs until
+     * complete; `{ finish: true }` returns the rest. With the `traceFile` option the pool does
+     * this itself (and finishes the file on `free()`).
+     */
+    traceLines(options) {
+      if (this.#traceFile !== undefined) {
+        throw new Error("this pool writes its trace to traceFile itself; traceLines() would take lines from it");
+      }
+      return this.#pool().traceLines(options?.finish === true);
     }
 
     #pool() {
@@ -44,6 +74,7 @@ export function makeApi(raw) {
     add(message) {
       const ids = Array.from(this.#pool().add(message));
       this.#messages.push(message);
+      this.#appendTrace(false);
       if (this.#scorer !== undefined) {
         ids.forEach((chunkId, part) => {
           const value = this.#scorer(message, { chunkId, part });
@@ -73,7 +104,9 @@ export function makeApi(raw) {
     #decide(options) {
       const query = options?.query;
       if (query !== undefined && typeof query !== "string") throw new TypeError("query must be a string");
-      return this.#pool().context(query);
+      const c = this.#pool().context(query);
+      this.#appendTrace(false);
+      return c;
     }
 
     #materialize(c, summaryText) {
@@ -167,6 +200,7 @@ export function makeApi(raw) {
     /** Records the provider's reported usage (OpenAI or Anthropic shape) of the latest call. */
     recordUsage(usage) {
       this.#pool().recordUsage(usage);
+      this.#appendTrace(false);
     }
 
     /** The run so far in the native MemLens format (JSON Lines): open it in the web app. */
@@ -183,6 +217,7 @@ export function makeApi(raw) {
     /** Releases the wasm memory. The pool cannot be used afterwards. */
     free() {
       if (this.#raw !== undefined) {
+        this.#appendTrace(true);
         this.#raw.free();
         this.#raw = undefined;
         this.#messages = [];

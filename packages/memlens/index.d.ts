@@ -75,6 +75,11 @@ export interface MemoryPoolOptions {
   scorer?: (message: Message, chunk: { chunkId: number; part: number }) => number | null | undefined;
   /** Message shape, when known; detected per message otherwise. */
   dialect?: "openai" | "anthropic";
+  /**
+   * Node only: a file the pool appends its trace to (native JSON Lines) after every step, so a
+   * running agent can be watched with `memlens inspect` or the web app; `free()` finishes it.
+   */
+  traceFile?: string;
 }
 
 export interface ContextInfo {
@@ -169,6 +174,11 @@ export class MemoryPool {
   recordUsage(usage: Usage): void;
   /** The run in MemLens' native JSON Lines format (open it in the web app). */
   exportTrace(): string;
+  /**
+   * The native-format lines not returned before (append them to a file as the run goes); the
+   * newest call is held back until the next, `finish` returns the rest. Not with `traceFile`.
+   */
+  traceLines(options?: { finish?: boolean }): string;
   countTokens(text: string): number;
   /** Releases the wasm memory; the pool is unusable afterwards. */
   free(): void;

@@ -1,5 +1,5 @@
 // Node entry: the wasm module is compiled synchronously from the file next to this one.
-import { readFileSync } from "node:fs";
+import { appendFileSync, readFileSync } from "node:fs";
 import * as raw from "./wasm/memlens_wasm.js";
 import { makeApi } from "./api.js";
 
@@ -7,4 +7,6 @@ raw.initSync({ module: readFileSync(new URL("./wasm/memlens_wasm_bg.wasm", impor
 
 /** Nothing to do in Node (the module is ready on import); kept for code shared with browsers. */
 export async function init() {}
-export const { MemoryPool, countTokens, analyzeTrace, builtinPolicies, policyConfig } = makeApi(raw);
+export const { MemoryPool, countTokens, analyzeTrace, builtinPolicies, policyConfig } = makeApi(raw, {
+  appendFile: (path, text) => appendFileSync(path, text),
+});

@@ -435,3 +435,52 @@ fn the_pools_cost_estimate_is_prompt_cache_aware_like_the_simulator() {
         "some calls hit the cache, so the check means something"
     );
 }
+
+#[test]
+fn appended_trace_lines_make_a_file_readable_at_every_step_and_whole_at_the_end() {
+    // Ten tau-bench trajectories fed to a pool turn by turn; after every turn the new lines are
+    // appended, as an agent writing its trace file would.
+    let path = crate::root().join("../shared/data/traces/tau-bench-gpt-4o-airline.json");
+    let raw: Vec<Value> =
+        serde_json::from_slice(&std::fs::read(&path).expect("tau-bench")).expect("JSON");
+    let import = |text: &str| {
+        memlens_import::import(
+            "run.jsonl",
+            text.as_bytes(),
+            &memlens_import::ImportOptions::default(),
+        )
+    };
+    for record in raw.iter().take(10) {
+        let mut p = pool("window", 2000, false);
+        let mut file = String::new();
+        let mut calls_seen = 0;
+        for m in record["traj"].as_array().expect("traj") {
+            if m["role"] == "assistant" {
+                let _ = p.context(None);
+            }
+            p.add(m.clone()).expect("a tau-bench message");
+            file.push_str(&p.trace_lines(false));
+            if m["role"] == "assistant" {
+                // Usage arrives after the reply, into the call already recorded: held back
+                // until the next call, it still reaches the file.
+                p.record_usage(memlens_core::Usage {
+                    input_tokens: Some(1000 + calls_seen as u64),
+                    output_tokens: Some(42),
+                    ..Default::default()
+                });
+            }
+            // Every step's file is a valid native file whose calls only ever grow.
+            let partial = import(&file).expect("each prefix imports");
+            let calls = partial.traces[0].calls.len();
+            assert!(calls >= calls_seen);
+            calls_seen = calls;
+        }
+        file.push_str(&p.trace_lines(true));
+        assert_eq!(p.trace_lines(true), "", "nothing is written twice");
+        let appended = import(&file).expect("the appended file imports");
+        let exported = import(&p.export()).expect("the export imports");
+        assert_eq!(appended.traces, exported.traces);
+        assert!(!appended.traces[0].calls.is_empty());
+        assert!(appended.traces[0].calls.iter().all(|c| c.usage.is_some()));
+    }
+}

@@ -86,6 +86,83 @@ pub fn write(traces: &[Trace]) -> String {
     out
 }
 
+/// Writes one trace in the native format as it grows, for a file an agent appends to while it
+/// runs (a viewer can follow it): each [`NativeAppender::lines`] returns only the records not
+/// written yet, so the file is append-only and every prefix of it that ends on a line is a valid
+/// file. Records whose content can still change are held back: the newest call (usage reported
+/// after a call is recorded into it) until another call follows, and tool pairs until they are
+/// complete, in order; `finish` writes them all.
+#[derive(Debug, Default)]
+pub struct NativeAppender {
+    header: bool,
+    chunks: usize,
+    calls: usize,
+    pairs: usize,
+    probes: usize,
+    compactions: usize,
+}
+
+impl NativeAppender {
+    /// An appender that has written nothing yet.
+    pub fn new() -> NativeAppender {
+        NativeAppender::default()
+    }
+
+    /// The lines to append for `trace` since the last call (the header and the trace line
+    /// first). `trace` must be the same trace, grown: records already written are not checked.
+    pub fn lines(&mut self, trace: &Trace, finish: bool) -> String {
+        let mut out = String::new();
+        let mut push = |line: &Line| {
+            // As in `write`: these plain data types always serialize.
+            out.push_str(&serde_json::to_string(line).expect("native records serialize to JSON"));
+            out.push('\n');
+        };
+        if !self.header {
+            push(&Line::Memlens {
+                schema: SCHEMA.to_string(),
+                version: VERSION,
+            });
+            push(&Line::Trace {
+                id: trace.id.clone(),
+                format: trace.format.clone(),
+                model: trace.model.clone(),
+                attributes: trace.attributes.clone(),
+                parent: trace.parent.clone(),
+            });
+            self.header = true;
+        }
+        for c in trace.chunks.iter().skip(self.chunks) {
+            push(&Line::Chunk(c.clone()));
+        }
+        self.chunks = self.chunks.max(trace.chunks.len());
+        let settled_calls = if finish {
+            trace.calls.len()
+        } else {
+            trace.calls.len().saturating_sub(1)
+        };
+        for c in trace.calls.iter().take(settled_calls).skip(self.calls) {
+            push(&Line::Call(c.clone()));
+        }
+        self.calls = self.calls.max(settled_calls);
+        for p in trace.tool_pairs.iter().skip(self.pairs) {
+            if !finish && (p.call.is_none() || p.result.is_none()) {
+                break;
+            }
+            push(&Line::ToolPair(p.clone()));
+            self.pairs += 1;
+        }
+        for p in trace.probes.iter().skip(self.probes) {
+            push(&Line::Probe(p.clone()));
+        }
+        self.probes = self.probes.max(trace.probes.len());
+        for c in trace.compactions.iter().skip(self.compactions) {
+            push(&Line::Compaction(c.clone()));
+        }
+        self.compactions = self.compactions.max(trace.compactions.len());
+        out
+    }
+}
+
 impl Importer for Native {
     fn name(&self) -> &'static str {
         "memlens"

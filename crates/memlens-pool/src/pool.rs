@@ -250,6 +250,8 @@ pub struct Pool {
     labels: Vec<(ChunkId, Option<Label>, u32)>,
     /// Host values in the order given, likewise.
     values: Vec<(ChunkId, Option<f32>, u32)>,
+    /// What [`Pool::trace_lines`] has returned so far.
+    appender: memlens_import::native::NativeAppender,
 }
 
 const MAX_WARNINGS: usize = 100;
@@ -325,6 +327,7 @@ impl Pool {
             decisions: Vec::new(),
             labels: Vec::new(),
             values: Vec::new(),
+            appender: Default::default(),
         })
     }
 
@@ -692,6 +695,15 @@ impl Pool {
     pub fn export(&self) -> String {
         let trace = self.builder.trace().clone();
         memlens_import::native::write(std::slice::from_ref(&trace))
+    }
+
+    /// The native-format lines of the run that earlier calls did not return: appended to a
+    /// file as the agent runs, they make a file that `memlens inspect` or the web app reads at
+    /// any point. The newest call is held back until the next one (its usage may still be
+    /// reported), and tool pairs until they are complete; `finish` returns the rest. The
+    /// concatenation of every result, the last with `finish`, imports as [`Pool::export`] does.
+    pub fn trace_lines(&mut self, finish: bool) -> String {
+        self.appender.lines(self.builder.trace(), finish)
     }
 }
 

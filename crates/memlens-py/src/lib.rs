@@ -214,6 +214,12 @@ impl RawPool {
         Ok(self.pool()?.export())
     }
 
+    /// The native-format lines not returned before (see `Pool::trace_lines`).
+    #[pyo3(signature = (finish = false))]
+    fn trace_lines(&mut self, finish: bool) -> PyResult<String> {
+        Ok(self.pool()?.trace_lines(finish))
+    }
+
     /// Tokens of a text with this pool's encoding.
     fn count_tokens(&mut self, text: &str) -> PyResult<u32> {
         Ok(self.pool()?.counter().count(text))

@@ -226,3 +226,38 @@ def test_count_tokens():
     with pytest.raises(TypeError):
         memlens.count_tokens(b"bytes")
     assert "value" in memlens.builtin_policies() and "oracle" in memlens.builtin_policies()
+
+
+def test_trace_file_is_appended_as_the_run_goes_and_ends_equal_to_the_export(tmp_path, tau):
+    records = json.loads(tau.read_text())
+    path = tmp_path / "run.jsonl"
+    pool = MemoryPool(model="gpt-4o", budget=2000, policy="window", trace_file=path)
+    with pytest.raises(RuntimeError, match="trace_file itself"):
+        pool.trace_lines()
+    calls = 0
+    for m in records[3]["traj"]:
+        if m["role"] == "assistant":
+            pool.context()
+        pool.add(m)
+        if m["role"] == "assistant":
+            pool.record_usage({"prompt_tokens": 1000 + calls, "completion_tokens": 7})
+        # The file as it is now is a valid trace whose calls only grow.
+        now = memlens.import_trace(path)["traces"][0]
+        assert len(now["calls"]) >= calls
+        calls = len(now["calls"])
+    exported = pool.export_trace()
+    pool.close()
+    written = memlens.import_trace(path)
+    assert written["traces"] == memlens.import_trace(exported.encode())["traces"]
+    assert all(c.get("usage") for c in written["traces"][0]["calls"])
+    # Without trace_file, trace_lines() hands out the same lines.
+    p = MemoryPool(model="gpt-4o", budget=2000, policy="window")
+    text = ""
+    for m in records[3]["traj"]:
+        if m["role"] == "assistant":
+            p.context()
+        p.add(m)
+        text += p.trace_lines()
+    text += p.trace_lines(finish=True)
+    assert p.trace_lines(finish=True) == ""
+    assert memlens.import_trace(text.encode())["traces"] == memlens.import_trace(p.export_trace().encode())["traces"]

@@ -161,6 +161,12 @@ impl RawPool {
         self.pool.export()
     }
 
+    /// The native-format lines not returned before (see `Pool::trace_lines`).
+    #[wasm_bindgen(js_name = traceLines)]
+    pub fn trace_lines(&mut self, finish: bool) -> String {
+        self.pool.trace_lines(finish)
+    }
+
     /// Tokens of a text with this pool's encoding.
     #[wasm_bindgen(js_name = countTokens)]
     pub fn count_tokens(&self, text: &str) -> u32 {

@@ -3,7 +3,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { MemoryPool, countTokens, analyzeTrace, builtinPolicies, policyConfig } from "memlens";
 
@@ -381,4 +382,40 @@ test("a scorer's values drive the value threshold; protection and the invariants
   assert.throws(() => pool.setValue(0, Number.NaN), TypeError);
   assert.throws(() => new MemoryPool({ model: "gpt-4o", budget: 10, scorer: 3 }), TypeError);
   pool.free();
+});
+
+test("traceFile: the pool appends its trace as it runs; every step's file reads, the last equals the export", () => {
+  const file = join(tmpdir(), `memlens-trace-${process.pid}.jsonl`);
+  rmSync(file, { force: true });
+  const pool = new MemoryPool({ model: "gpt-4o", budget: 2000, policy: "window", traceFile: file });
+  assert.throws(() => pool.traceLines(), /writes its trace to traceFile itself/);
+  let calls = 0;
+  for (const m of tau[3].traj) {
+    if (m.role === "assistant") pool.context();
+    pool.add(m);
+    if (m.role === "assistant") pool.recordUsage({ prompt_tokens: 1000 + calls, completion_tokens: 7 });
+    // The file as it is now: a valid trace whose calls only grow.
+    const now = analyzeTrace(readFileSync(file), { fileName: "run.jsonl" });
+    assert.ok(now.traces[0].summary.calls >= calls);
+    calls = now.traces[0].summary.calls;
+  }
+  const exported = pool.exportTrace();
+  pool.free();
+  const written = analyzeTrace(readFileSync(file), { fileName: "run.jsonl" });
+  const expected = analyzeTrace(exported, { fileName: "run.jsonl" });
+  assert.deepEqual(written, expected);
+  assert.ok(written.traces[0].summary.reported_input_tokens > 0, "usage recorded after each call reached the file");
+  rmSync(file, { force: true });
+  // Without traceFile, traceLines() hands out the same lines.
+  const p = new MemoryPool({ model: "gpt-4o", budget: 2000, policy: "window" });
+  let text = "";
+  for (const m of tau[3].traj) {
+    if (m.role === "assistant") p.context();
+    p.add(m);
+    text += p.traceLines();
+  }
+  text += p.traceLines({ finish: true });
+  assert.equal(p.traceLines({ finish: true }), "");
+  assert.deepEqual(analyzeTrace(text, { fileName: "run.jsonl" }), analyzeTrace(p.exportTrace(), { fileName: "run.jsonl" }));
+  p.free();
 });

@@ -162,7 +162,10 @@ class MemoryPool:
         summarizer: Optional[Summarizer] = None,
         scorer: Optional[Scorer] = None,
         dialect: Optional[str] = None,
+        trace_file: Optional[Union[str, "os.PathLike[str]"]] = None,
     ) -> None:
+        if trace_file is not None and not isinstance(trace_file, (str, os.PathLike)):
+            raise TypeError("trace_file must be a path")
         if summarizer is not None and not callable(summarizer):
             raise TypeError("summarizer must be an async function (messages, max_tokens) -> str")
         if scorer is not None and not callable(scorer):
@@ -181,6 +184,26 @@ class MemoryPool:
         self._scorer = scorer
         self._summaries: Dict[str, str] = {}
         self._last: Optional[Dict[str, Any]] = None
+        self._trace_file = None if trace_file is None else os.fspath(trace_file)
+
+    def _append_trace(self, finish: bool = False) -> None:
+        # With trace_file, what the run added goes to the file after every step.
+        if self._trace_file is None:
+            return
+        text = self._raw.trace_lines(finish)
+        if text:
+            with open(self._trace_file, "a", encoding="utf-8") as f:
+                f.write(text)
+
+    def trace_lines(self, finish: bool = False) -> str:
+        """The run's native-format lines (JSON Lines) not returned before: append each result
+        to a file and ``memlens inspect`` or the web app reads the run so far at any point. The
+        newest call is held back until the next one (its usage may still be recorded), tool
+        pairs until complete; ``finish=True`` returns the rest. With ``trace_file=`` the pool
+        does this itself (and finishes the file on ``close()``)."""
+        if self._trace_file is not None:
+            raise RuntimeError("this pool writes its trace to trace_file itself; trace_lines() would take lines from it")
+        return self._raw.trace_lines(finish)
 
     # -- adding -------------------------------------------------------------------------------
 
@@ -188,6 +211,7 @@ class MemoryPool:
         """Adds one message (an OpenAI- or Anthropic-style dict); returns its chunk ids."""
         ids = list(self._raw.add(message))
         self._messages.append(message)
+        self._append_trace()
         if self._scorer is not None:
             for part, chunk_id in enumerate(ids):
                 value = self._scorer(message, chunk_id, part)
@@ -206,7 +230,9 @@ class MemoryPool:
     def _decide(self, query: Optional[str]) -> Dict[str, Any]:
         if query is not None and not isinstance(query, str):
             raise TypeError("query must be a str")
-        return self._raw.context(query)
+        c = self._raw.context(query)
+        self._append_trace()
+        return c
 
     def _materialize(
         self, c: Dict[str, Any], summary: Callable[[Dict[str, Any]], Message]
@@ -299,6 +325,7 @@ class MemoryPool:
     def record_usage(self, usage: Mapping[str, Any]) -> None:
         """Records the provider's reported usage (OpenAI or Anthropic shape) of the latest call."""
         self._raw.record_usage(dict(usage))
+        self._append_trace()
 
     def export_trace(self) -> str:
         """The run so far in the native MemLens format (JSON Lines): open it in the web app."""
@@ -311,7 +338,9 @@ class MemoryPool:
         return self._raw.count_tokens(text)
 
     def close(self) -> None:
-        """Frees the pool; using it afterwards raises ``ValueError``."""
+        """Frees the pool (finishing its ``trace_file``); using it afterwards raises ``ValueError``."""
+        if not self._raw.closed:
+            self._append_trace(finish=True)
         self._raw.close()
         self._messages = []
 
