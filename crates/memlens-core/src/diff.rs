@@ -135,7 +135,7 @@ pub struct CallChange {
 }
 
 /// Membership of chunk ids in one input (ids are dense indices into the trace's chunks).
-fn members(trace: &Trace, input: &[ChunkId]) -> Vec<bool> {
+pub(crate) fn members(trace: &Trace, input: &[ChunkId]) -> Vec<bool> {
     let mut set = vec![false; trace.chunks.len()];
     for id in input {
         if let Some(slot) = set.get_mut(id.index()) {
@@ -155,8 +155,18 @@ fn contains(set: &[bool], id: ChunkId) -> bool {
 /// and what only `after` has are paired as edits when their categories agree, in order, and the
 /// rest are removals and additions.
 pub fn diff_inputs(trace: &Trace, before: &[ChunkId], after: &[ChunkId]) -> InputDiff {
-    let in_before = members(trace, before);
-    let in_after = members(trace, after);
+    let (in_before, in_after) = (members(trace, before), members(trace, after));
+    diff_with(trace, before, after, &in_before, &in_after)
+}
+
+/// [`diff_inputs`] with both inputs' memberships already built.
+fn diff_with(
+    trace: &Trace,
+    before: &[ChunkId],
+    after: &[ChunkId],
+    in_before: &[bool],
+    in_after: &[bool],
+) -> InputDiff {
     let mut diff = InputDiff::default();
     let (mut i, mut j) = (0, 0);
     while i < before.len() || j < after.len() {
@@ -166,11 +176,11 @@ pub fn diff_inputs(trace: &Trace, before: &[ChunkId], after: &[ChunkId]) -> Inpu
             continue;
         }
         let gone_start = i;
-        while i < before.len() && !contains(&in_after, before[i]) {
+        while i < before.len() && !contains(in_after, before[i]) {
             i += 1;
         }
         let new_start = j;
-        while j < after.len() && !contains(&in_before, after[j]) {
+        while j < after.len() && !contains(in_before, after[j]) {
             j += 1;
         }
         if i == gone_start && j == new_start {
@@ -330,6 +340,8 @@ pub fn call_change(trace: &Trace, prices: &PriceTable, index: usize) -> Option<C
         _ => None,
     };
     let compacted = trace.compactions.iter().any(|c| c.first_call == call.index);
+    // Built once per call: the diff and the break both read them.
+    let (in_before, in_after) = (members(trace, before), members(trace, after));
     let (cause, at, resent_tokens) = if p == before.len() {
         if idle_secs.is_some_and(|s| s > CACHE_TTL_SECS) && p > 0 {
             (PrefixCause::IdleGap, None, shared_prefix_tokens)
@@ -337,8 +349,6 @@ pub fn call_change(trace: &Trace, prices: &PriceTable, index: usize) -> Option<C
             (PrefixCause::Intact, None, 0)
         }
     } else {
-        let in_before = members(trace, before);
-        let in_after = members(trace, after);
         let (cause, at) = break_at(trace, before, after, p, &in_after, &in_before);
         let cause = if compacted {
             PrefixCause::Compaction
@@ -379,7 +389,7 @@ pub fn call_change(trace: &Trace, prices: &PriceTable, index: usize) -> Option<C
         missed_cache_tokens,
         miss_usd,
         idle_secs,
-        diff: diff_inputs(trace, before, after),
+        diff: diff_with(trace, before, after, &in_before, &in_after),
     })
 }
 

@@ -3,7 +3,7 @@
 //! changed from the previous call ([`crate::diff`]).
 
 use crate::cost::{trace_cost, PriceTable};
-use crate::diff::{call_change, CallChange};
+use crate::diff::{call_change, members, CallChange};
 use crate::model::{Category, Chunk, Trace};
 use crate::tokens::REPLY_PRIMING_TOKENS;
 use serde::{Deserialize, Serialize};
@@ -100,12 +100,7 @@ pub fn call_view(trace: &Trace, prices: &PriceTable, index: u32) -> Option<CallV
         .checked_sub(1)
         .and_then(|p| trace.calls.get(p))
         .map_or(&[], |c| &c.input);
-    let mut in_previous = vec![false; trace.chunks.len()];
-    for id in previous {
-        if let Some(slot) = in_previous.get_mut(id.index()) {
-            *slot = true;
-        }
-    }
+    let in_previous = members(trace, previous);
     // The first `cached_input` tokens of the input are the cached prefix (as `trace_cost`
     // attributes cost).
     let mut position = 0u64;
