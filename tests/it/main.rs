@@ -16,6 +16,7 @@ mod real_data;
 mod real_files;
 mod recall;
 mod references;
+mod report;
 mod tokens;
 mod value;
 

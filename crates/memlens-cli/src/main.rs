@@ -7,6 +7,7 @@
 //! memlens simulate trace.json --policy value --budget 8000 [--json]
 //! memlens sweep trace.json --policy window --budgets 2000,4000,8000 [--json]
 //! memlens compare trace.json --policies value,window,oracle --budget 8000 [--json]
+//! memlens report trace.json -o report.html [--budgets 2000,4000,8000] [--trace ID]
 //! ```
 
 use clap::{Parser, Subcommand};
@@ -24,6 +25,7 @@ mod calls;
 mod fmt;
 mod human;
 mod out;
+mod report;
 mod sim;
 
 use out::outln;
@@ -136,6 +138,39 @@ enum Command {
         budget: Option<u32>,
         #[command(flatten)]
         common: SimFlags,
+    },
+    /// Write one self-contained HTML page (no scripts, nothing loaded; charts as inline SVG):
+    /// the traces' figures, growth by category, cost by tool, the value heatmap, where the
+    /// prompt cache broke, compactions, and policies compared at the chosen budgets.
+    Report {
+        /// Trace files or folders of them.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// The HTML file to write (replaced atomically).
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Skip format sniffing.
+        #[arg(long)]
+        format: Option<String>,
+        /// Count and price as this model.
+        #[arg(long)]
+        model: Option<String>,
+        /// Price table overrides (JSON).
+        #[arg(long)]
+        prices: Option<PathBuf>,
+        /// Comma-separated policies to compare (names or files; `all`: every built-in;
+        /// default: window, value, value-compress, recall, oracle).
+        #[arg(long, value_delimiter = ',')]
+        policies: Vec<String>,
+        /// Comma-separated budgets to compare the policies at (`--budgets none`: no comparison).
+        #[arg(long, value_delimiter = ',', default_value = "2000,4000,8000")]
+        budgets: Vec<String>,
+        /// Show this trace in detail (repeatable; default: the costliest ones).
+        #[arg(long = "trace")]
+        traces: Vec<String>,
+        /// How many of the costliest traces to show in detail when no --trace is given.
+        #[arg(long, default_value_t = 3)]
+        detail: usize,
     },
     /// Evidence benchmark on LoCoMo: which strategies keep every evidence turn within a budget.
     BenchEvidence {
@@ -364,6 +399,38 @@ fn run(command: Command) -> Result<ExitCode, String> {
             budgets,
             json,
         } => bench_evidence::run(&file, &budgets, json),
+        Command::Report {
+            files,
+            output,
+            format,
+            model,
+            prices,
+            policies,
+            budgets,
+            traces,
+            detail,
+        } => {
+            let budgets = parse_budgets(&budgets)?;
+            let errors = report::run(&report::ReportArgs {
+                files,
+                output,
+                format,
+                model,
+                prices,
+                policies,
+                budgets,
+                traces,
+                detail,
+            })?;
+            for e in &errors {
+                eprintln!("memlens: error: {e}");
+            }
+            Ok(if errors.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
+        }
         Command::Policies { name } => {
             match name {
                 Some(name) => {
@@ -460,6 +527,21 @@ fn run(command: Command) -> Result<ExitCode, String> {
             })
         }
     }
+}
+
+/// `--budgets 2000,4000` as numbers; `none` for no budget at all.
+fn parse_budgets(values: &[String]) -> Result<Vec<u32>, String> {
+    if values.len() == 1 && values[0] == "none" {
+        return Ok(Vec::new());
+    }
+    values
+        .iter()
+        .map(|v| {
+            v.trim()
+                .parse::<u32>()
+                .map_err(|_| format!("--budgets: {v:?} is not a token count (or `none`)"))
+        })
+        .collect()
 }
 
 fn print_warnings(warnings: &[Warning], total: usize) {

@@ -467,3 +467,56 @@ fn a_claude_code_project_folder_links_each_subagent_to_its_parent_call() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn report_writes_one_html_file_and_refuses_bad_arguments() {
+    let dir = std::env::temp_dir().join(format!("memlens-report-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let out = dir.join("report.html");
+    let out_s = out.display().to_string();
+    let o = memlens(&[
+        "report",
+        "tau-bench/two-trajectories.json",
+        "--model",
+        "gpt-4o",
+        "--policies",
+        "window,value",
+        "--budgets",
+        "1000,2000",
+        "-o",
+        &out_s,
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let html = std::fs::read_to_string(&out).expect("written");
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert!(!html.contains("<script"));
+    assert_eq!(html.matches("<tr><td>window</td>").count(), 2);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("4 replays"));
+    // No temporary file left beside it.
+    let left: Vec<_> = std::fs::read_dir(&dir)
+        .expect("listed")
+        .filter_map(Result::ok)
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(left.len(), 1, "{left:?}");
+
+    for (args, message) in [
+        (
+            vec!["--trace", "no-such-trace"],
+            "--trace no-such-trace: no trace with this id",
+        ),
+        (
+            vec!["--budgets", "lots"],
+            "--budgets: \"lots\" is not a token count",
+        ),
+        (vec!["--policies", "no-such-policy"], "no-such-policy"),
+    ] {
+        let mut all = vec!["report", "tau-bench/two-trajectories.json", "-o", &out_s];
+        all.extend(args);
+        let o = memlens(&all);
+        assert_eq!(o.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(message), "{err}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -1,0 +1,153 @@
+//! `memlens report`: one self-contained HTML page about the traces (see `memlens-report`).
+
+use crate::sim::resolve_policy;
+use crate::{import_files, load_prices, ImportedFiles};
+use memlens_core::analysis::{analyze, Analysis, AnalysisOptions};
+use memlens_core::simulate::simulate;
+use memlens_core::Trace;
+use memlens_import::ImportOptions;
+use memlens_report::{costliest, render, PolicyResult, ReportInput};
+use std::path::{Path, PathBuf};
+
+/// The policies a report compares when none are named: MemLens' own, a plain window, and the
+/// hindsight oracle as the bound.
+pub const DEFAULT_POLICIES: [&str; 5] = ["window", "value", "value-compress", "recall", "oracle"];
+
+/// What `memlens report` was asked.
+pub struct ReportArgs {
+    /// Trace files or folders.
+    pub files: Vec<PathBuf>,
+    /// Output file.
+    pub output: PathBuf,
+    /// Importer override.
+    pub format: Option<String>,
+    /// Model override.
+    pub model: Option<String>,
+    /// Price overrides.
+    pub prices: Option<PathBuf>,
+    /// Policies to compare (`all`: every built-in).
+    pub policies: Vec<String>,
+    /// Budgets to compare them at (none: no comparison).
+    pub budgets: Vec<u32>,
+    /// Trace ids to show in detail.
+    pub traces: Vec<String>,
+    /// Otherwise, this many costliest traces.
+    pub detail: usize,
+}
+
+/// Writes the report; returns the files that failed to import (reported, not fatal).
+pub fn run(args: &ReportArgs) -> Result<Vec<String>, String> {
+    let table = load_prices(args.prices.as_deref())?;
+    let options = ImportOptions {
+        format: args.format.clone(),
+        model: args.model.clone(),
+    };
+    let ImportedFiles { imports, errors } = import_files(&args.files, &options)?;
+    let traces: Vec<Trace> = imports.into_iter().flat_map(|(_, i)| i.traces).collect();
+    if traces.is_empty() {
+        return Err(match errors.first() {
+            Some(e) => e.clone(),
+            None => "no traces in the input".into(),
+        });
+    }
+    let analyses: Vec<Analysis> = traces
+        .iter()
+        .map(|t| analyze(t, &table, &AnalysisOptions::default()))
+        .collect();
+    let detail = if args.traces.is_empty() {
+        costliest(&analyses, args.detail)
+    } else {
+        args.traces
+            .iter()
+            .map(|id| {
+                traces
+                    .iter()
+                    .position(|t| &t.id == id)
+                    .ok_or_else(|| format!("--trace {id}: no trace with this id in the input"))
+            })
+            .collect::<Result<_, _>>()?
+    };
+    let comparison = compare(&traces, &args.policies, &args.budgets, &table)?;
+    let source = args
+        .files
+        .iter()
+        .map(|p| {
+            p.file_name().map_or_else(
+                || p.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    let html = render(&ReportInput {
+        source: &source,
+        traces: &analyses,
+        detail: &detail,
+        comparison: &comparison,
+        generator: concat!("memlens ", env!("CARGO_PKG_VERSION")),
+    });
+    write_atomically(&args.output, html.as_bytes())?;
+    eprintln!(
+        "wrote {} ({} trace(s), {} in detail, {} replays) to {}",
+        human_size(html.len()),
+        analyses.len(),
+        detail.len(),
+        comparison.len(),
+        args.output.display()
+    );
+    Ok(errors)
+}
+
+fn compare(
+    traces: &[Trace],
+    policies: &[String],
+    budgets: &[u32],
+    prices: &memlens_core::cost::PriceTable,
+) -> Result<Vec<PolicyResult>, String> {
+    let names: Vec<String> = match policies {
+        [] => DEFAULT_POLICIES.iter().map(|s| s.to_string()).collect(),
+        [all] if all == "all" => memlens_core::policy::BUILTIN
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+        named => named.to_vec(),
+    };
+    let mut results = Vec::with_capacity(names.len() * budgets.len());
+    for spec in &names {
+        let policy = resolve_policy(spec)?;
+        for &budget in budgets {
+            let report = simulate(traces, &policy, budget, prices).map_err(|e| e.to_string())?;
+            results.push(PolicyResult {
+                policy: policy.name.clone(),
+                budget,
+                totals: report.totals,
+            });
+        }
+    }
+    Ok(results)
+}
+
+/// Writes to a temporary file beside `path`, then renames it over `path`: a reader never sees
+/// half a report, and a failed write leaves the old one.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    let name = path
+        .file_name()
+        .ok_or_else(|| format!("{}: not a file name", path.display()))?;
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(name);
+    tmp_name.push(format!(".{}.tmp", std::process::id()));
+    let tmp = path.with_file_name(tmp_name);
+    std::fs::write(&tmp, bytes).map_err(|e| format!("{}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        format!("{}: {e}", path.display())
+    })
+}
+
+fn human_size(bytes: usize) -> String {
+    if bytes >= 1_000_000 {
+        format!("{:.1} MB", bytes as f64 / 1e6)
+    } else {
+        format!("{:.0} KB", bytes as f64 / 1e3)
+    }
+}
