@@ -4,6 +4,7 @@
 mod calls;
 mod files;
 pub mod fmt;
+mod heatmap;
 mod labels;
 mod projection;
 mod sim;
@@ -245,7 +246,7 @@ impl Ctx {
             projection_next: RwSignal::new(10),
             labels: RwSignal::new(BTreeMap::new()),
             options: RwSignal::new(AnalysisOptions {
-                max_heatmap_rows: views::HEAT_MAX_ROWS,
+                max_heatmap_rows: heatmap::HEAT_MAX_ROWS,
                 ..AnalysisOptions::default()
             }),
             help: RwSignal::new(false),

@@ -23,7 +23,7 @@ pub fn current(view: View) -> AnyView {
     match view {
         View::Overview => overview(data).into_any(),
         View::Chunks => view! { <Chunks data=data/> }.into_any(),
-        View::Heatmap => view! { <Heatmap data=data/> }.into_any(),
+        View::Heatmap => view! { <super::heatmap::Heatmap data=data/> }.into_any(),
         View::Cost => cost(data).into_any(),
         View::Calls => view! { <super::calls::Calls data=data/> }.into_any(),
         View::Graph => graph(data).into_any(),
@@ -638,117 +638,6 @@ fn Detail(data: Arc<Data>, id: u32) -> impl IntoView {
         </aside>
     }
     .into_any()
-}
-
-/// Value to colour: a blue → yellow ramp.
-fn ramp(v: f64) -> String {
-    let v = v.clamp(0.0, 1.0);
-    let (r, g, b) = (
-        40.0 + v * (250.0 - 40.0),
-        60.0 + v * (220.0 - 60.0),
-        160.0 + v * (40.0 - 160.0),
-    );
-    format!("rgb({},{},{})", r as u8, g as u8, b as u8)
-}
-
-/// Heatmap rows drawn (and asked of the analysis).
-pub const HEAT_MAX_ROWS: usize = 4000;
-
-#[component]
-fn Heatmap(data: Arc<Data>) -> impl IntoView {
-    let ctx = ctx();
-    let canvas: NodeRef<leptos::html::Canvas> = NodeRef::new();
-    let tip = RwSignal::new(String::new());
-    let a = &data.analysis;
-    let calls = a.calls.len().max(1);
-    let rows = a.heatmap.len().min(HEAT_MAX_ROWS);
-    let cw = (1000.0 / calls as f64).clamp(2.0, 14.0);
-    let ch = (700.0 / rows.max(1) as f64).clamp(2.0, 12.0);
-    let (w, h) = (cw * calls as f64, ch * rows.max(1) as f64);
-    let d = data.clone();
-    Effect::new(move |_| {
-        let Some(el) = canvas.get() else { return };
-        let Some(g) = el
-            .get_context("2d")
-            .ok()
-            .flatten()
-            .and_then(|c| c.dyn_into::<web_sys::CanvasRenderingContext2d>().ok())
-        else {
-            return;
-        };
-        g.clear_rect(0.0, 0.0, w, h);
-        for (y, row) in d.analysis.heatmap.iter().take(HEAT_MAX_ROWS).enumerate() {
-            for (k, &cell) in row.cells.iter().enumerate() {
-                if cell == 0 {
-                    continue;
-                }
-                let v = f64::from(cell - 1) / 254.0;
-                g.set_fill_style_str(&ramp(v));
-                g.fill_rect(
-                    (row.first_call as usize + k) as f64 * cw,
-                    y as f64 * ch,
-                    cw.max(1.0),
-                    ch.max(1.0),
-                );
-            }
-        }
-    });
-    let cell_at = {
-        let d = data.clone();
-        move |ev: &web_sys::MouseEvent| -> Option<(u32, u32, Option<f64>)> {
-            let el = canvas.get()?;
-            let rect = el.get_bounding_client_rect();
-            let sx = w / rect.width().max(1.0);
-            let sy = h / rect.height().max(1.0);
-            let x = (f64::from(ev.client_x()) - rect.left()) * sx;
-            let y = (f64::from(ev.client_y()) - rect.top()) * sy;
-            let (col, line) = ((x / cw) as usize, (y / ch) as usize);
-            let row = d.analysis.heatmap.get(line)?;
-            let cell = col
-                .checked_sub(row.first_call as usize)
-                .and_then(|k| row.cells.get(k))
-                .copied()
-                .filter(|&c| c > 0)
-                .map(|c| f64::from(c - 1) / 254.0);
-            Some((row.chunk, col as u32, cell))
-        }
-    };
-    let d = data.clone();
-    let hover = {
-        let cell_at = cell_at.clone();
-        move |ev: web_sys::MouseEvent| {
-            tip.set(match cell_at(&ev) {
-                Some((chunk, call, v)) => {
-                    let c = d.analysis.chunks.get(chunk as usize);
-                    format!(
-                        "{} ({}) at call {}: {}",
-                        c.map(|c| c.key.clone()).unwrap_or_default(),
-                        c.map(|c| c.category.as_str()).unwrap_or_default(),
-                        call,
-                        v.map_or("not in context".into(), |v| format!("value {v:.3}"))
-                    )
-                }
-                None => String::new(),
-            })
-        }
-    };
-    let click = move |ev: web_sys::MouseEvent| {
-        if let Some((chunk, _, _)) = cell_at(&ev) {
-            ctx.chunk.set(Some(chunk));
-            ctx.view.set(View::Chunks);
-        }
-    };
-    view! {
-        <section class="heatmap">
-            <p class="muted">"Rows: chunks in order; columns: calls. Colour: the chunk's value at that call (as the engine saw it then: uses so far); blank where the chunk was not in the call's input. Hover for details, click to open the chunk."
-                {(a.heatmap_total_rows > a.heatmap.len().min(HEAT_MAX_ROWS)).then(|| format!(" Showing the first {} of {} rows.", a.heatmap.len().min(HEAT_MAX_ROWS), a.heatmap_total_rows))}</p>
-            <div class="heat-legend"><span>"0"</span><i style:background=format!("linear-gradient(90deg, {}, {})", ramp(0.0), ramp(1.0))></i><span>"1"</span></div>
-            <div class="tip" id="heat-tip">{move || tip.get()}</div>
-            <div class="heat-wrap">
-                <canvas id="heatmap-canvas" node_ref=canvas width=w height=h on:mousemove=hover on:click=click></canvas>
-            </div>
-        </section>
-    }
 }
 
 fn bars(
