@@ -116,3 +116,27 @@ test('report: a compaction, what its summary kept, as memlens inspect counts it'
   assert.ok(await page.locator('#growth svg polyline, #growth svg path').count() >= 1);
   await context.close();
 });
+
+// The same report from the web app: its Report button downloads what `memlens report FILE
+// --trace ID` writes for the analyzed trace. The SVGs' text is measured by the browser there and
+// by an estimate in the CLI, so each chart is compared by its elements, the rest as text.
+test('report: the web app exports the same report', async () => {
+  const { SAMPLE, open } = await import('./helpers.mjs');
+  const id = cli('inspect', SAMPLE, '--json').traces[0].id;
+  const file = report('report-sample-cli', SAMPLE, '--trace', id);
+  const { page, state } = await open(browser);
+  state.watch();
+  await page.setInputFiles('#file-input', SAMPLE);
+  await page.waitForSelector('#k-calls');
+  const [download] = await Promise.all([page.waitForEvent('download', { timeout: 120000 }), page.click('#export-report')]);
+  assert.equal(download.suggestedFilename(), `${id}.report.html`);
+  const { readFileSync } = await import('node:fs');
+  const fromWeb = readFileSync(await download.path(), 'utf8');
+  const fromCli = readFileSync(file, 'utf8');
+  const collapse = (html) => html.replace(/<svg[\s\S]*?<\/svg>/g, (svg) =>
+    `<svg ${['<rect', '<text', '<path', '<polyline'].map((t) => svg.split(t).length - 1).join(' ')}/>`);
+  assert.equal(collapse(fromWeb), collapse(fromCli));
+  assert.ok(fromWeb.includes('<svg'), 'charts drawn in the browser too');
+  assert.deepEqual(state.network(), [], 'nothing leaves the page');
+  assert.deepEqual(state.errors, []);
+});

@@ -80,6 +80,16 @@ pub enum Request {
         /// The call.
         call: u32,
     },
+    /// Replays for the static report: every policy at every budget (what `memlens report`
+    /// compares).
+    ReportReplays {
+        /// Index of the trace.
+        trace: usize,
+        /// The policies.
+        policies: Vec<PolicyConfig>,
+        /// The budgets.
+        budgets: Vec<u32>,
+    },
     /// One call's input broken down, and its change from the previous call.
     CallView {
         /// Index of the trace.
@@ -146,6 +156,13 @@ pub enum Response {
     Compare {
         /// The replays.
         views: Vec<SimView>,
+    },
+    /// The report's replays: each policy's totals at each budget, policy by policy.
+    ReportReplays {
+        /// Index of the trace.
+        trace: usize,
+        /// `(policy, budget, totals)`.
+        results: Vec<(String, u32, memlens_core::simulate::Totals)>,
     },
     /// A context diff.
     Diff {

@@ -196,6 +196,7 @@ fn handle(scope: &DedicatedWorkerGlobalScope, request: Request, payload: JsValue
         Request::Compare { .. } => "compare",
         Request::Diff { .. } => "diff",
         Request::CallView { .. } => "call view",
+        Request::ReportReplays { .. } => "report",
     };
     let result = STATE.with(|s| {
         let mut state = s.borrow_mut();
@@ -352,6 +353,22 @@ fn answer(
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(|e| e.to_string())?;
             Ok(Response::Compare { views })
+        }
+        Request::ReportReplays {
+            trace,
+            policies,
+            budgets,
+        } => {
+            graph_of(state, trace)?;
+            let (t, g) = (trace_of(state, trace)?, &state.graphs[&trace]);
+            let mut results = Vec::with_capacity(policies.len() * budgets.len());
+            for p in &policies {
+                for &budget in &budgets {
+                    let v = simulate_view(t, g, p, budget, &prices).map_err(|e| e.to_string())?;
+                    results.push((v.policy, v.budget, v.totals));
+                }
+            }
+            Ok(Response::ReportReplays { trace, results })
         }
         Request::Diff {
             trace,

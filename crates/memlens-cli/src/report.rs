@@ -6,12 +6,8 @@ use memlens_core::analysis::{analyze, Analysis, AnalysisOptions};
 use memlens_core::simulate::simulate;
 use memlens_core::Trace;
 use memlens_import::ImportOptions;
-use memlens_report::{costliest, render, PolicyResult, ReportInput};
+use memlens_report::{costliest, render, PolicyResult, ReportInput, DEFAULT_POLICIES};
 use std::path::{Path, PathBuf};
-
-/// The policies a report compares when none are named: MemLens' own, a plain window, and the
-/// hindsight oracle as the bound.
-pub const DEFAULT_POLICIES: [&str; 5] = ["window", "value", "value-compress", "recall", "oracle"];
 
 /// What `memlens report` was asked.
 pub struct ReportArgs {

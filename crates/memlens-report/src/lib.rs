@@ -74,6 +74,13 @@ pub struct ReportInput<'a> {
     pub generator: &'a str,
 }
 
+/// The policies a report compares unless told otherwise: MemLens' own, a plain window, and the
+/// hindsight oracle as the bound (`memlens report` and the web app's Report button).
+pub const DEFAULT_POLICIES: [&str; 5] = ["window", "value", "value-compress", "recall", "oracle"];
+
+/// The budgets a report compares the policies at unless told otherwise.
+pub const DEFAULT_BUDGETS: [u32; 3] = [2000, 4000, 8000];
+
 /// Rows of the traces table; longer sets say how many were left out.
 pub const TRACE_ROWS: usize = 500;
 

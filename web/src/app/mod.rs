@@ -341,6 +341,33 @@ impl Ctx {
         );
     }
 
+    /// Writes the static report of the analyzed trace (what `memlens report FILE --trace ID`
+    /// writes): the worker replays the report's policies at its budgets, the page draws it.
+    pub fn export_report(&self) {
+        let Some(trace) = self.trace.get_untracked() else {
+            return;
+        };
+        let mut policies = Vec::new();
+        for name in memlens_report::DEFAULT_POLICIES {
+            match memlens_core::policy::PolicyConfig::builtin(name) {
+                Ok(p) => policies.push(p),
+                Err(e) => {
+                    self.error.set(Some(e.to_string()));
+                    return;
+                }
+            }
+        }
+        self.busy.set(Some("replaying for the report…".into()));
+        self.send(
+            &Request::ReportReplays {
+                trace,
+                policies,
+                budgets: memlens_report::DEFAULT_BUDGETS.to_vec(),
+            },
+            JsValue::UNDEFINED,
+        );
+    }
+
     /// Loads the bundled sample.
     pub fn load_sample(&self) {
         self.load(SAMPLE_NAME.into(), JsValue::from_str(SAMPLE));
@@ -485,6 +512,34 @@ impl Ctx {
                 if view.as_ref().map(|v| v.index) == self.call.get_untracked() {
                     self.call_view.set(view.map(|v| Arc::new(*v)));
                 }
+            }
+            Response::ReportReplays { trace, results } => {
+                self.busy.set(None);
+                let Some(data) = self.data.get_untracked().filter(|d| d.trace == trace) else {
+                    return;
+                };
+                let comparison: Vec<memlens_report::PolicyResult> = results
+                    .into_iter()
+                    .map(|(policy, budget, totals)| memlens_report::PolicyResult {
+                        policy,
+                        budget,
+                        totals,
+                    })
+                    .collect();
+                let source = self
+                    .loaded
+                    .get_untracked()
+                    .map(|l| l.name.rsplit('/').next().unwrap_or(&l.name).to_string())
+                    .unwrap_or_default();
+                let html = memlens_report::render(&memlens_report::ReportInput {
+                    source: &source,
+                    traces: std::slice::from_ref(&data.analysis),
+                    detail: &[0],
+                    comparison: &comparison,
+                    generator: concat!("memlens ", env!("CARGO_PKG_VERSION")),
+                });
+                let stem = data.analysis.summary.figures.id.replace(['/', ' '], "-");
+                sim::download(&format!("{stem}.report.html"), &html, "text/html");
             }
             Response::Exported { text, redaction } => {
                 self.busy.set(None);
@@ -920,6 +975,9 @@ fn FileBadge() -> impl IntoView {
                     <button id="export-trace" on:click=move |_| ctx.export_traces()
                         title="Download the loaded traces in the native MemLens format, to share or to open again">"Export traces"</button>
                     {move || ctx.redaction.get().map(|r| view! { <span class="muted" id="redaction">{r}</span> })}
+                    <button id="export-report" on:click=move |_| ctx.export_report()
+                        prop:disabled=move || ctx.data.with(Option::is_none)
+                        title="Download this trace's report: one self-contained HTML page (what memlens report writes)">"Report"</button>
                 </span>
             }
         })
