@@ -272,6 +272,23 @@ struct JsonOut<'a> {
     prices_source: String,
 }
 
+/// Writes to a temporary file beside `path`, then renames it over `path`: a reader never sees
+/// half a report, and a failed write leaves the old one.
+pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    let name = path
+        .file_name()
+        .ok_or_else(|| format!("{}: not a file name", path.display()))?;
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(name);
+    tmp_name.push(format!(".{}.tmp", std::process::id()));
+    let tmp = path.with_file_name(tmp_name);
+    std::fs::write(&tmp, bytes).map_err(|e| format!("{}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        format!("{}: {e}", path.display())
+    })
+}
+
 pub(crate) fn read(path: &Path) -> Result<Vec<u8>, String> {
     std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))
 }
@@ -476,8 +493,11 @@ fn run(command: Command) -> Result<ExitCode, String> {
                     memlens_core::redact::redact_traces(&mut result.traces, model.as_deref());
                 eprintln!("{}", summary.describe());
             }
-            std::fs::write(&output, memlens_import::native::write(&result.traces))
-                .map_err(|e| format!("{}: {e}", output.display()))?;
+            // Atomically: an interrupted convert never leaves half a trace file behind.
+            write_atomically(
+                &output,
+                memlens_import::native::write(&result.traces).as_bytes(),
+            )?;
             eprintln!(
                 "wrote {} trace(s) to {}",
                 result.traces.len(),

@@ -1,13 +1,13 @@
 //! `memlens report`: one self-contained HTML page about the traces (see `memlens-report`).
 
 use crate::sim::resolve_policy;
-use crate::{import_files, load_prices, ImportedFiles};
+use crate::{import_files, load_prices, write_atomically, ImportedFiles};
 use memlens_core::analysis::{analyze, Analysis, AnalysisOptions};
 use memlens_core::simulate::simulate;
 use memlens_core::Trace;
 use memlens_import::ImportOptions;
 use memlens_report::{costliest, render, PolicyResult, ReportInput, DEFAULT_POLICIES};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// What `memlens report` was asked.
 pub struct ReportArgs {
@@ -121,23 +121,6 @@ fn compare(
         }
     }
     Ok(results)
-}
-
-/// Writes to a temporary file beside `path`, then renames it over `path`: a reader never sees
-/// half a report, and a failed write leaves the old one.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    let name = path
-        .file_name()
-        .ok_or_else(|| format!("{}: not a file name", path.display()))?;
-    let mut tmp_name = std::ffi::OsString::from(".");
-    tmp_name.push(name);
-    tmp_name.push(format!(".{}.tmp", std::process::id()));
-    let tmp = path.with_file_name(tmp_name);
-    std::fs::write(&tmp, bytes).map_err(|e| format!("{}: {e}", tmp.display()))?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        format!("{}: {e}", path.display())
-    })
 }
 
 fn human_size(bytes: usize) -> String {

@@ -206,6 +206,32 @@ fn convert_writes_the_native_format() {
     let o = memlens(&["inspect", out.to_str().expect("utf-8 path"), "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
     assert_eq!(v["traces"][0]["format"], "openai");
+    // Written atomically: replaced in one rename, no temporary file left; a target that cannot
+    // be replaced (a non-empty directory) is an error that leaves it as it was.
+    let again = memlens(&[
+        "convert",
+        "openai/messages-object.json",
+        "-o",
+        out.to_str().expect("utf-8 path"),
+    ]);
+    assert!(again.status.success());
+    let busy = dir.join("busy");
+    std::fs::create_dir_all(busy.join("inside")).expect("dir");
+    let o = memlens(&[
+        "convert",
+        "openai/messages-object.json",
+        "-o",
+        busy.to_str().expect("utf-8 path"),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(busy.join("inside").is_dir());
+    let mut names: Vec<_> = std::fs::read_dir(&dir)
+        .expect("listed")
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["busy", "t.jsonl"]);
     let _ = std::fs::remove_dir_all(dir);
 }
 
