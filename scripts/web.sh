@@ -72,10 +72,15 @@ case "$cmd" in
     ;;
   measure)
     build --release
+    # The live-follow measurement converts files with the CLI (MEMLENS_BIN: one already built).
+    if [ -z "${MEMLENS_BIN:-}" ]; then
+      (unset CARGO_TARGET_DIR; cargo build -p memlens-cli --quiet)
+      MEMLENS_BIN="$ROOT/target/debug/memlens"
+    fi
     port=$(free_port)
     pid=$(serve_bg "$port")
     trap 'kill "$pid" 2>/dev/null || true' EXIT
-    MEMLENS_WEB_URL="http://127.0.0.1:$port/" node tests/web/measure.mjs
+    MEMLENS_WEB_URL="http://127.0.0.1:$port/" MEMLENS_BIN="$MEMLENS_BIN" node tests/web/measure.mjs
     ;;
   *) echo "usage: scripts/web.sh build [--release] | serve [PORT] | test | measure" >&2; exit 2 ;;
 esac

@@ -5,6 +5,7 @@ mod cjk;
 mod diff;
 mod evidence;
 mod fixtures;
+mod follow;
 mod import_claude_code;
 mod import_codex_gemini;
 mod import_openhands_swe;

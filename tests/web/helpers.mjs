@@ -51,3 +51,48 @@ export const int = (n) => Math.round(n).toLocaleString('en-US');
 export async function shot(page, name) {
   await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`) });
 }
+
+// A native MemLens file (memlens convert's output: every chunk, then every call) in the order a
+// running agent's pool appends it: each call right after the chunks it uses, the other records
+// at the end. Same records, same order within each kind: it imports to the same traces.
+// Returns its lines, each ending in a newline.
+export function liveOrder(nativeText) {
+  const lines = nativeText.trim().split('\n');
+  const records = lines.map((l) => JSON.parse(l));
+  const out = [];
+  let chunks = [], emitted = 0;
+  const flush = () => { while (emitted < chunks.length) out.push(chunks[emitted++]); chunks = []; emitted = 0; };
+  const pending = [];
+  records.forEach((r, i) => {
+    if (r.type === 'memlens') out.push(lines[i]);
+    else if (r.type === 'trace') { flush(); out.push(...pending.splice(0)); out.push(lines[i]); }
+    else if (r.type === 'chunk') chunks.push(lines[i]);
+    else if (r.type === 'call') {
+      const need = Math.max(...r.input, ...r.output, -1) + 1;
+      while (emitted < need) out.push(chunks[emitted++]);
+      out.push(lines[i]);
+    } else pending.push(lines[i]);
+  });
+  flush();
+  out.push(...pending);
+  if (out.length !== lines.length) throw new Error('liveOrder lost records');
+  return out.map((l) => l + '\n');
+}
+
+// Writes `text` to the OPFS file a test's showOpenFilePicker hands out (appending or replacing).
+export const LIVE_FILE = 'live.memlens.jsonl';
+export const LIVE_PICKER = `window.showOpenFilePicker = async () => {
+  const root = await navigator.storage.getDirectory();
+  return [await root.getFileHandle('live.memlens.jsonl', { create: true })];
+};`;
+export async function writeOpfs(page, text, append) {
+  await page.evaluate(async ({ text, append, name }) => {
+    const root = await navigator.storage.getDirectory();
+    const handle = await root.getFileHandle(name, { create: true });
+    const size = (await handle.getFile()).size;
+    const w = await handle.createWritable({ keepExistingData: append });
+    if (append) await w.seek(size);
+    await w.write(text);
+    await w.close();
+  }, { text, append, name: LIVE_FILE });
+}

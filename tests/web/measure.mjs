@@ -1,10 +1,12 @@
 // Measures the built app (scripts/web.sh measure): shipped sizes (raw, gzip -9), first paint and
 // time to a usable page in headless Chromium, and time to load the tau-bench file (4 MB, 200
-// traces) through the file input and to analyze one trace. Prints a Markdown table.
+// traces) through the file input and to analyze one trace, the 100k-row chunk table, and the
+// live follow's latency per append. Prints a Markdown table.
 import { readdirSync, readFileSync, existsSync, writeFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import path from 'node:path';
-import { launch, ROOT, TAU, URL_BASE } from './helpers.mjs';
+import { execFileSync } from 'node:child_process';
+import { launch, int, liveOrder, writeOpfs, LIVE_PICKER, MEMLENS, ROOT, TAU, URL_BASE } from './helpers.mjs';
 
 const RUNS = Number(process.env.RUNS || 5);
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]; };
@@ -119,6 +121,48 @@ for (let i = 0; i < 3; i++) {
   if (i === 0) console.log(`100k-row table: ${r.rows}`);
   await context.close();
 }
+// Live follow: a trace followed while one call's records at a time are appended (the OPFS file
+// handle stands in for the picked one). Per append: the worker's time to read the new bytes and
+// update the traces, the time from the write to the badge (includes waiting for the next look
+// at the file, every 500 ms), and to the overview showing the new call (the trace's analysis is
+// redone on the page's request: it is not incremental).
+async function liveLatency(nativeFile, appends) {
+  const all = liveOrder(readFileSync(nativeFile, 'utf8'));
+  // The trace with the most calls, alone.
+  const starts = all.map((l, i) => [JSON.parse(l).type, i]).filter(([t]) => t === 'trace').map(([, i]) => i);
+  const spans = starts.map((s, k) => [s, k + 1 < starts.length ? starts[k + 1] : all.length]);
+  const calls = (a, b) => all.slice(a, b).filter((l) => l.startsWith('{"type":"call"')).length;
+  const [a, b] = spans.reduce((best, s) => (calls(...s) > calls(...best) ? s : best));
+  const lines = [all[0], ...all.slice(a, b)];
+  const callAt = lines.map((l, i) => [l.startsWith('{"type":"call"'), i]).filter(([c]) => c).map(([, i]) => i);
+  const cuts = callAt.slice(-appends - 1).map((i) => i + 1);
+  const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+  const page = await context.newPage();
+  await page.addInitScript(LIVE_PICKER);
+  await page.goto(URL_BASE);
+  await page.waitForSelector('body[data-worker="ready"]', { timeout: 60000 });
+  await writeOpfs(page, lines.slice(0, cuts[0]).join(''), false);
+  await page.click('#follow');
+  await page.waitForSelector('#k-calls', { timeout: 600000 });
+  const worker = [], badge = [], overview = [], records = [];
+  for (let k = 1; k < cuts.length; k++) {
+    const piece = lines.slice(cuts[k - 1], cuts[k]).join('');
+    const t = Date.now();
+    await writeOpfs(page, piece, true);
+    await page.waitForSelector(`#live-badge[data-updates="${k}"]`, { timeout: 600000 });
+    badge.push(Date.now() - t);
+    await page.waitForFunction((n) => document.querySelector('#k-calls')?.textContent === n, int(callAt.indexOf(cuts[k] - 1) + 1), { timeout: 600000 });
+    overview.push(Date.now() - t);
+    worker.push(Number(await page.getAttribute('#live-badge', 'data-millis')));
+    records.push(cuts[k] - cuts[k - 1]);
+  }
+  const chunks = lines.filter((l) => l.startsWith('{"type":"chunk"')).length;
+  await context.close();
+  return { worker, badge, overview, records, calls: callAt.length, chunks };
+}
+const tauNative = path.join(ROOT, 'target/web-artifacts/tau.memlens.jsonl');
+execFileSync(MEMLENS, ['convert', TAU, '-o', tauNative]);
+const live = [['tau-bench, its longest trajectory', await liveLatency(tauNative, 10)]];
 await browser.close();
 const ms = (xs) => `${Math.round(median(xs))} ms (median of ${xs.length})`;
 console.log('| measure | value |\n|---|---|');
@@ -136,3 +180,9 @@ console.log(`| one trace of 100,000 chunks (${(readFileSync(rowsFile).length / 1
 console.log(`| its chunk table scrolled top to bottom in 120 frames: longest gap between frames | ${ms(rowsGapMax)} |`);
 console.log(`| the same: median gap between frames | ${ms(rowsGapMedian)} |`);
 console.log(`| rows in the DOM while scrolling (most seen) | ${Math.max(...rowsDom)} |`);
+for (const [what, r] of live) {
+  const perRecord = r.worker.map((w, i) => w / r.records[i]);
+  console.log(`| live follow, ${what} (${r.calls} calls, ${r.chunks} chunks), ${r.worker.length} appends of one call (median ${median(r.records)} records): worker time to read an append | ${median(r.worker).toFixed(1)} ms (${median(perRecord).toFixed(2)} ms per record) |`);
+  console.log(`| the same: from the write to the live badge updated (includes the wait for the next 500 ms look) | ${ms(r.badge)} |`);
+  console.log(`| the same: from the write to the overview showing the new call | ${ms(r.overview)} |`);
+}

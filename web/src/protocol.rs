@@ -29,6 +29,22 @@ pub enum Request {
         #[serde(default)]
         model: Option<String>,
     },
+    /// Follow a file an agent is still writing: import what it holds now (a `File` beside the
+    /// JSON) and keep reading it as it grows. MemLens JSON Lines is then read incrementally
+    /// ([`Request::Append`]); any other format is imported whole and read again on change
+    /// (`refresh`: such a re-read, which keeps the count of bytes parsed going).
+    Follow {
+        /// File name, for messages.
+        name: String,
+        /// Count and price as this model (like `--model`).
+        #[serde(default)]
+        model: Option<String>,
+        /// A re-read of the file already followed (formats read whole).
+        #[serde(default)]
+        refresh: bool,
+    },
+    /// The bytes appended to the followed file since the last read (a `Blob` beside the JSON).
+    Append,
     /// The loaded traces in the native format (what `memlens convert` writes), for download.
     Export {
         /// Replace secrets with placeholders first (what `memlens convert --redact` does); the
@@ -99,6 +115,21 @@ pub enum Request {
     },
 }
 
+/// How a followed file is read, and how much of it has been.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LiveStatus {
+    /// Read incrementally (MemLens JSON Lines): only appended bytes are parsed. Otherwise the
+    /// file is imported whole again on change.
+    pub incremental: bool,
+    /// Records read so far (incremental only).
+    pub records: usize,
+    /// The file's bytes received so far.
+    pub bytes: u64,
+    /// Bytes the worker has parsed since following began: equal to `bytes` when nothing was
+    /// read twice.
+    pub parsed: u64,
+}
+
 /// What the worker answers.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -129,6 +160,26 @@ pub enum Response {
         /// File size.
         bytes: u64,
         /// Time to read and import, milliseconds.
+        millis: f64,
+        /// Set when the file is followed as it grows.
+        #[serde(default)]
+        live: Option<LiveStatus>,
+    },
+    /// A followed file grew: what the appended bytes added.
+    Appended {
+        /// Every trace, with the new figures.
+        traces: Vec<TraceEntry>,
+        /// Indices of the traces that changed or were started.
+        changed: Vec<usize>,
+        /// Records read from the appended bytes.
+        records: usize,
+        /// The follow's state after it.
+        live: LiveStatus,
+        /// Warnings so far (at most 200 kept), and all of them.
+        warnings: Vec<String>,
+        /// All warnings.
+        warning_count: usize,
+        /// Time to read the appended bytes and update the traces, milliseconds.
         millis: f64,
     },
     /// A trace's analysis, with every chunk's full content (indexed like the chunks).

@@ -1,10 +1,11 @@
 //! The worker: holds the imported traces and answers [`Request`]s with the core's results.
 
-use crate::protocol::{Request, Response};
+use crate::protocol::{LiveStatus, Request, Response};
 use memlens_core::analysis::{analyze, call_view, context_at, simulate_view, trace_entries};
 use memlens_core::cost::PriceTable;
 use memlens_core::references::{detect, AccessGraph};
 use memlens_core::Trace;
+use memlens_import::follow::{is_followable, Follower};
 use memlens_import::{import, import_many, FileInput, Import, ImportOptions};
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -14,11 +15,43 @@ use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 
 #[derive(Default)]
 struct State {
+    /// The traces of an import (empty while a file is followed incrementally).
     traces: Vec<Trace>,
+    /// A file followed as it grows (MemLens JSON Lines): it holds the traces.
+    follower: Option<Follower>,
+    /// Bytes parsed since following began (`None`: not following).
+    parsed: Option<u64>,
     /// The model the traces were counted as (`None`: their own), for recounting after redaction.
     model: Option<String>,
     graphs: HashMap<usize, AccessGraph>,
     prices: Option<PriceTable>,
+}
+
+impl State {
+    fn traces(&self) -> &[Trace] {
+        match &self.follower {
+            Some(f) => f.traces(),
+            None => &self.traces,
+        }
+    }
+
+    fn live(&self, incremental_bytes: u64) -> Option<LiveStatus> {
+        let parsed = self.parsed?;
+        Some(match &self.follower {
+            Some(f) => LiveStatus {
+                incremental: true,
+                records: f.records(),
+                bytes: f.bytes(),
+                parsed,
+            },
+            None => LiveStatus {
+                incremental: false,
+                records: 0,
+                bytes: incremental_bytes,
+                parsed,
+            },
+        })
+    }
 }
 
 thread_local! {
@@ -154,6 +187,8 @@ fn loaded(
     progress(scope, "pricing each trace", 85, size);
     let traces = trace_entries(&result.traces, prices);
     state.traces = result.traces;
+    state.follower = None;
+    state.parsed = None;
     state.model = model;
     state.graphs.clear();
     let warning_count = result.warning_count + failed.len();
@@ -167,28 +202,35 @@ fn loaded(
         warning_count,
         bytes: size,
         millis: now() - start,
+        live: None,
     }
 }
 
 fn trace_of(state: &State, index: usize) -> Result<&Trace, String> {
     state
-        .traces
+        .traces()
         .get(index)
         .ok_or_else(|| format!("no trace {index} in the loaded file"))
 }
 
 fn graph_of(state: &mut State, index: usize) -> Result<(), String> {
+    if state.graphs.contains_key(&index) {
+        return Ok(());
+    }
     let trace = state
-        .traces
+        .traces()
         .get(index)
         .ok_or_else(|| format!("no trace {index} in the loaded file"))?;
-    state.graphs.entry(index).or_insert_with(|| detect(trace));
+    let graph = detect(trace);
+    state.graphs.insert(index, graph);
     Ok(())
 }
 
 fn handle(scope: &DedicatedWorkerGlobalScope, request: Request, payload: JsValue) {
     let during = match &request {
         Request::Import { .. } | Request::ImportFiles { .. } => "import",
+        Request::Follow { .. } => "follow",
+        Request::Append => "live update",
         Request::Export { .. } => "export",
         Request::Analyze { .. } => "analyze",
         Request::Simulate { .. } => "simulate",
@@ -291,13 +333,101 @@ fn answer(
                 start,
             ))
         }
+        Request::Follow {
+            name,
+            model,
+            refresh,
+        } => {
+            let start = now();
+            let bytes = payload_bytes(payload)?;
+            let size = bytes.len() as u64;
+            let parsed = if refresh {
+                state.parsed.unwrap_or(0)
+            } else {
+                0
+            } + size;
+            if is_followable(&bytes[..bytes.len().min(1 << 16)]) {
+                let options = ImportOptions {
+                    format: None,
+                    model: model.clone(),
+                };
+                let mut follower = Follower::new(&name, &options);
+                follower.push(&bytes).map_err(|e| e.to_string())?;
+                drop(bytes);
+                let (warnings, warning_count) = follower.warnings();
+                let warnings = warnings.iter().map(ToString::to_string).collect();
+                let traces = trace_entries(follower.traces(), &prices);
+                state.traces = Vec::new();
+                state.follower = Some(follower);
+                state.model = model;
+                state.graphs.clear();
+                state.parsed = Some(parsed);
+                Ok(Response::Loaded {
+                    name,
+                    format: "memlens".into(),
+                    traces,
+                    warnings,
+                    warning_count,
+                    bytes: size,
+                    millis: now() - start,
+                    live: state.live(size),
+                })
+            } else {
+                let options = ImportOptions {
+                    format: None,
+                    model: model.clone(),
+                };
+                let result = import(&name, &bytes, &options).map_err(|e| e.to_string())?;
+                drop(bytes);
+                let mut response = loaded(
+                    scope,
+                    state,
+                    &prices,
+                    (name, model),
+                    (result, Vec::new()),
+                    size,
+                    start,
+                );
+                state.parsed = Some(parsed);
+                if let Response::Loaded { live, .. } = &mut response {
+                    *live = state.live(size);
+                }
+                Ok(response)
+            }
+        }
+        Request::Append => {
+            let start = now();
+            let bytes = payload_bytes(payload)?;
+            let follower = state
+                .follower
+                .as_mut()
+                .ok_or("no file is being followed incrementally")?;
+            let update = follower.push(&bytes).map_err(|e| e.to_string())?;
+            let (warnings, warning_count) = follower.warnings();
+            let warnings = warnings.iter().map(ToString::to_string).collect();
+            let traces = trace_entries(follower.traces(), &prices);
+            for index in &update.changed {
+                state.graphs.remove(index);
+            }
+            state.parsed = Some(state.parsed.unwrap_or(0) + bytes.len() as u64);
+            let live = state.live(0).ok_or("not following a file")?;
+            Ok(Response::Appended {
+                traces,
+                changed: update.changed,
+                records: update.records,
+                live,
+                warnings,
+                warning_count,
+                millis: now() - start,
+            })
+        }
         Request::Export { redact: false } => Ok(Response::Exported {
-            text: memlens_import::native::write(&state.traces),
+            text: memlens_import::native::write(state.traces()),
             redaction: None,
         }),
         Request::Export { redact: true } => {
             // A copy: the loaded traces stay as they are.
-            let mut traces = state.traces.clone();
+            let mut traces = state.traces().to_vec();
             let summary = memlens_core::redact::redact_traces(&mut traces, state.model.as_deref());
             Ok(Response::Exported {
                 text: memlens_import::native::write(&traces),

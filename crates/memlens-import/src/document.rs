@@ -168,7 +168,7 @@ pub fn parse<'a>(file: &str, text: &'a str) -> Result<Document<'a>, ImportError>
 }
 
 /// serde_json appends " at line L column C"; MemLens prints positions its own way.
-fn strip_position(message: &str) -> String {
+pub(crate) fn strip_position(message: &str) -> String {
     match message.rfind(" at line ") {
         Some(i) => message[..i].to_string(),
         None => message.to_string(),

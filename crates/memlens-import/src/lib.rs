@@ -23,6 +23,7 @@ mod claude_code;
 mod codex;
 pub mod document;
 mod error;
+pub mod follow;
 mod gemini;
 mod json;
 mod langfuse;

@@ -14,7 +14,7 @@
 use crate::document::Document;
 use crate::error::ImportError;
 use crate::json::str_at;
-use crate::{Context, Importer};
+use crate::{Context, Importer, Location};
 use memlens_core::{Call, Chunk, ChunkId, Compaction, Probe, ToolPair, Trace, TraceLink};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -178,58 +178,89 @@ impl Importer for Native {
     }
 
     fn import(&self, doc: Document<'_>, cx: &mut Context<'_>) -> Result<Vec<Trace>, ImportError> {
-        let mut traces: Vec<Trace> = Vec::new();
-        let mut header_seen = false;
+        let mut reader = Reader::default();
         for item in doc.into_records() {
             let Some((location, value)) = cx.accept(item) else {
                 continue;
             };
-            if str_at(&value, "type").is_some_and(|t| !KNOWN.contains(&t)) {
-                // Newer writers may add record types: skip them, keep the rest.
-                cx.warn(
-                    location,
-                    format!("unknown record type {:?} skipped", str_at(&value, "type")),
-                );
-                continue;
-            }
-            let line = Line::deserialize(&value)
-                .map_err(|e| cx.invalid(location, format!("not a valid MemLens record: {e}")))?;
-            if !header_seen && !matches!(line, Line::Memlens { .. }) {
-                return Err(cx.invalid(
-                    location,
-                    "expected the {\"type\":\"memlens\"} header line first",
-                ));
-            }
-            match line {
-                Line::Memlens { version, .. } => {
-                    if version > VERSION {
-                        return Err(cx.invalid(location, format!("format version {version} is newer than this MemLens reads ({VERSION})")));
-                    }
-                    header_seen = true;
+            reader.apply(location, &value, cx)?;
+        }
+        Ok(reader.traces)
+    }
+}
+
+/// The native format's records applied one at a time: what the importer and the
+/// [`crate::follow::Follower`] (a file read as it grows) share.
+#[derive(Debug, Default)]
+pub(crate) struct Reader {
+    header_seen: bool,
+    /// The traces read so far.
+    pub(crate) traces: Vec<Trace>,
+}
+
+impl Reader {
+    /// Applies one record. Returns the index of the trace it added to or started (`None`: the
+    /// header, or a record of an unknown type, skipped with a warning).
+    pub(crate) fn apply(
+        &mut self,
+        location: Location,
+        value: &Value,
+        cx: &mut Context<'_>,
+    ) -> Result<Option<usize>, ImportError> {
+        if str_at(value, "type").is_some_and(|t| !KNOWN.contains(&t)) {
+            // Newer writers may add record types: skip them, keep the rest.
+            cx.warn(
+                location,
+                format!("unknown record type {:?} skipped", str_at(value, "type")),
+            );
+            return Ok(None);
+        }
+        let line = Line::deserialize(value)
+            .map_err(|e| cx.invalid(location, format!("not a valid MemLens record: {e}")))?;
+        if !self.header_seen && !matches!(line, Line::Memlens { .. }) {
+            return Err(cx.invalid(
+                location,
+                "expected the {\"type\":\"memlens\"} header line first",
+            ));
+        }
+        match line {
+            Line::Memlens { version, .. } => {
+                if version > VERSION {
+                    return Err(cx.invalid(
+                        location,
+                        format!(
+                            "format version {version} is newer than this MemLens reads ({VERSION})"
+                        ),
+                    ));
                 }
-                Line::Trace {
-                    id,
-                    format,
-                    model,
-                    attributes,
-                    parent,
-                } => traces.push(Trace {
+                self.header_seen = true;
+                Ok(None)
+            }
+            Line::Trace {
+                id,
+                format,
+                model,
+                attributes,
+                parent,
+            } => {
+                self.traces.push(Trace {
                     id,
                     format,
                     model,
                     attributes,
                     parent,
                     ..Trace::default()
-                }),
-                other => {
-                    let trace = traces.last_mut().ok_or_else(|| {
-                        cx.invalid(location, "record before any {\"type\":\"trace\"} line")
-                    })?;
-                    add(trace, other).map_err(|m| cx.invalid(location, m))?;
-                }
+                });
+                Ok(Some(self.traces.len() - 1))
+            }
+            other => {
+                let index = self.traces.len().checked_sub(1).ok_or_else(|| {
+                    cx.invalid(location, "record before any {\"type\":\"trace\"} line")
+                })?;
+                add(&mut self.traces[index], other).map_err(|m| cx.invalid(location, m))?;
+                Ok(Some(index))
             }
         }
-        Ok(traces)
     }
 }
 

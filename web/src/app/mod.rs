@@ -6,6 +6,7 @@ mod files;
 pub mod fmt;
 mod heatmap;
 mod labels;
+mod live;
 mod projection;
 mod sim;
 mod views;
@@ -205,6 +206,10 @@ pub struct Ctx {
     pub redact: RwSignal<bool>,
     /// What the last redacted export replaced.
     pub redaction: RwSignal<Option<String>>,
+    /// The file followed as it grows.
+    followed: StoredValue<Option<live::Followed>, LocalStorage>,
+    /// The live badge (`None`: not following).
+    pub live: RwSignal<Option<live::Badge>>,
 }
 
 /// The app's state.
@@ -260,7 +265,14 @@ impl Ctx {
             last: StoredValue::new_local(Vec::new()),
             redact: RwSignal::new(true),
             redaction: RwSignal::new(None),
+            followed: StoredValue::new_local(None),
+            live: RwSignal::new(None),
         }
+    }
+
+    /// Keeps the selected trace selected across the next import (a re-read of the same file).
+    pub fn keep_trace(&self) {
+        self.pending_trace.set_value(self.trace.get_untracked());
     }
 
     /// Sends a request to the worker (queued until it is ready).
@@ -325,7 +337,7 @@ impl Ctx {
     pub fn reload(&self) {
         let files = self.last.get_value();
         if !files.is_empty() {
-            self.pending_trace.set_value(self.trace.get_untracked());
+            self.keep_trace();
             self.load_files(files);
         }
     }
@@ -444,8 +456,10 @@ impl Ctx {
                 warning_count,
                 bytes,
                 millis,
+                live,
             } => {
                 self.progress.set(None);
+                live::on_loaded(*self, live);
                 let n = traces.len();
                 self.data.set(None);
                 self.trace.set(None);
@@ -460,12 +474,50 @@ impl Ctx {
                 })));
                 let wanted = self.pending_trace.try_update_value(Option::take).flatten();
                 match (n, wanted) {
+                    // A followed file may not hold a trace yet: the badge says it is waiting.
+                    (0, _) if live.is_some() => {}
                     (0, _) => self
                         .error
                         .set(Some("the file was read but holds no trace".into())),
                     (_, Some(i)) if i < n => self.select_trace(i),
                     (1, _) => self.select_trace(0),
                     _ => self.picker.set(true),
+                }
+            }
+            Response::Appended {
+                traces,
+                changed,
+                records,
+                live,
+                warnings,
+                warning_count,
+                millis,
+            } => {
+                live::on_appended(*self, live, records, millis);
+                let n = traces.len();
+                self.loaded.update(|l| {
+                    if let Some(l) = l {
+                        let mut next = Loaded::clone(l);
+                        next.traces = traces;
+                        next.warnings = warnings;
+                        next.warning_count = warning_count;
+                        next.bytes = live.bytes;
+                        *l = Arc::new(next);
+                    }
+                });
+                match self.trace.get_untracked() {
+                    // The views follow the trace they show; its analysis is redone.
+                    Some(t) if changed.contains(&t) => self.send(
+                        &Request::Analyze {
+                            trace: t,
+                            options: self.options.get_untracked(),
+                        },
+                        JsValue::UNDEFINED,
+                    ),
+                    Some(_) => {}
+                    None if n == 1 => self.select_trace(0),
+                    None if n > 1 => self.picker.set(true),
+                    None => {}
                 }
             }
             Response::Analysis {
@@ -569,6 +621,11 @@ impl Ctx {
                 let what = match during.as_str() {
                     "import" => "Could not read this file",
                     "analyze" => "Could not analyze this trace",
+                    "follow" | "live update" => {
+                        // What was read stays loaded; the file must be fixed and followed again.
+                        live::stop(*self);
+                        "Stopped following the file"
+                    }
                     _ => "The request failed",
                 };
                 self.error.set(Some(format!("{what}: {message}")));
@@ -905,6 +962,7 @@ fn App() -> impl IntoView {
             <input id="folder-input" type="file" prop:webkitdirectory=true multiple on:change=on_file hidden/>
             <button id="load-sample" on:click=move |_| { ctx.source_url.set(None); ctx.load_sample() }>"Load sample"</button>
             <FileBadge/>
+            <live::LiveControls/>
             <span class="spacer"></span>
             <label class="muted" title="Count and price as this model, whatever the trace says (like memlens --model)">"model "
                 <input id="model" list="models" placeholder="as in the trace" size="14" prop:value=move || ctx.model.get()
