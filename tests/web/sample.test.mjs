@@ -2,7 +2,7 @@
 // keyboard, help and theme work, and nothing is fetched.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, open, cli, int, shot, SAMPLE } from './helpers.mjs';
+import { launch, open, cli, int, shot, ARTIFACTS, SAMPLE } from './helpers.mjs';
 
 let browser;
 before(async () => { browser = await launch(); });
@@ -77,4 +77,51 @@ test('a link with #view and #sample reopens the same place', async () => {
   await page.waitForSelector('#cost-top');
   assert.ok(await page.locator('#tab-cost.active').count() === 1);
   await page.close();
+});
+
+// Every view in both themes, with its content shown (a call picked, a replay run, a chunk
+// open), as full-page screenshots in target/web-artifacts (views-<view>-<theme>.png) to look
+// at; and what a screenshot cannot miss checked here: nothing wider than the window (cut or
+// scrolled sideways), no text overflowing the header's buttons and badges.
+test('every view in both themes: screenshots, nothing wider than the window', async () => {
+  const { page, state } = await open(browser);
+  await page.click('#load-sample');
+  await page.waitForSelector('#k-calls');
+  const views = ['overview', 'chunks', 'heatmap', 'cost', 'calls', 'graph', 'simulator', 'labels'];
+  for (const theme of ['light', 'dark']) {
+    if ((await page.getAttribute('html', 'data-theme')) !== theme) await page.click('#theme');
+    for (const v of views) {
+      await page.click(`#tab-${v}`);
+      await page.waitForSelector(`#tab-${v}.active`);
+      if (v === 'calls') {
+        await page.locator('#calls-table tr.pick').nth(3).click();
+        await page.waitForSelector('#call-view');
+      }
+      if (v === 'simulator') {
+        await page.click('#run-sim');
+        await page.waitForSelector('#sim-chart');
+      }
+      if (v === 'chunks') {
+        await page.locator('#chunk-rows .row').first().click();
+        await page.waitForSelector('#chunk-detail');
+      }
+      const wide = await page.evaluate(() => ({
+        page: document.documentElement.scrollWidth, window: window.innerWidth,
+        // Header items whose text does not fit their box.
+        clipped: [...document.querySelectorAll('header.top button, header.top .file, header.top .live')]
+          .filter((e) => e.scrollWidth > e.clientWidth + 1).map((e) => e.id || e.className),
+        // Chart labels drawn outside their chart (clipped by the SVG).
+        outside: [...document.querySelectorAll('svg text')].filter((t) => {
+          const r = t.getBoundingClientRect(), b = t.ownerSVGElement.getBoundingClientRect();
+          return r.width > 0 && (r.top < b.top - 1 || r.bottom > b.bottom + 1 || r.left < b.left - 1 || r.right > b.right + 1);
+        }).map((t) => t.textContent),
+      }));
+      assert.ok(wide.page <= wide.window, `${v} (${theme}): page ${wide.page}px wide in a ${wide.window}px window`);
+      assert.deepEqual(wide.clipped, [], `${v} (${theme}): header text cut`);
+      assert.deepEqual(wide.outside, [], `${v} (${theme}): chart labels outside their chart`);
+      await page.screenshot({ path: `${ARTIFACTS}/views-${v}-${theme}.png`, fullPage: true });
+      if (v === 'chunks') await page.keyboard.press('Escape');
+    }
+  }
+  assert.deepEqual(state.errors, []);
 });

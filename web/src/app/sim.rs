@@ -88,10 +88,18 @@ fn per_call_chart(v: &SimView, budget: u32) -> impl IntoView {
             view! { <circle cx=x(i) cy=y(c.input_tokens as f64) r=4 class="miss"><title>{format!("call {}: {} miss(es): {}", c.index, c.misses.len(), c.misses.join("; "))}</title></circle> }
         })
         .collect_view();
+    // The budget's label sits above its line, or below it when the line is at the top (the
+    // budget is the chart's maximum) and there is no room above.
+    let budget_y = y(f64::from(budget));
+    let label_y = if budget_y < 16.0 {
+        budget_y + 12.0
+    } else {
+        budget_y - 4.0
+    };
     view! {
         <svg class="chart" id="sim-chart" viewBox=format!("0 0 {w} {h}")>
-            <line x1=left x2=w y1=y(f64::from(budget)) y2=y(f64::from(budget)) class="budget"/>
-            <text x=w - 4.0 y=y(f64::from(budget)) - 4.0 text-anchor="end" class="axis">{format!("budget {}", int(budget))}</text>
+            <line x1=left x2=w y1=budget_y y2=budget_y class="budget"/>
+            <text x=w - 4.0 y=label_y text-anchor="end" class="axis" id="sim-budget-label">{format!("budget {}", int(budget))}</text>
             <text x=left - 6.0 y=y(max) + 8.0 text-anchor="end" class="axis">{int(max as u64)}</text>
             <text x=left - 6.0 y=y(0.0) text-anchor="end" class="axis">"0"</text>
             <polyline points=line(&|c| c.full_input_tokens) class="full"/>
