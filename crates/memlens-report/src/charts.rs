@@ -40,6 +40,9 @@ pub(crate) fn category_color(c: Category) -> RGBColor {
 }
 
 /// The framing tokens' colour (the rest of a call's counted input).
+/// The growth chart's compaction markers (a colour no category uses, so a reader of the SVG
+/// can find them).
+pub(crate) const COMPACTION_MARK: RGBColor = RGBColor(0xd6, 0x30, 0x31);
 const FRAMING: RGBColor = RGBColor(0xdf, 0xe6, 0xe9);
 
 /// Value to colour, the web heatmap's blue → yellow ramp.
@@ -50,7 +53,7 @@ fn ramp(v: f64) -> RGBColor {
 }
 
 /// Budgets' colours in the policy chart.
-const SERIES: [RGBColor; 6] = [
+pub(crate) const SERIES: [RGBColor; 6] = [
     RGBColor(0x09, 0x84, 0xe3),
     RGBColor(0xe1, 0x70, 0x55),
     RGBColor(0x00, 0xb8, 0x94),
@@ -153,7 +156,7 @@ pub(crate) fn growth(a: &Analysis) -> Svg {
             chart
                 .draw_series(std::iter::once(PathElement::new(
                     vec![(x, 0.0), (x, top * 1.08)],
-                    RGBColor(0xd6, 0x30, 0x31).stroke_width(2),
+                    COMPACTION_MARK.stroke_width(2),
                 )))
                 .map_err(err)?;
         }

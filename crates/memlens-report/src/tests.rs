@@ -149,9 +149,29 @@ fn policy_chart_has_a_bar_per_policy_and_budget() {
         ..html[start..]
             .find("</svg>")
             .map_or(html.len(), |e| start + e)];
-    // Six bars and three legend swatches, besides the background and the legend box.
-    let bars = svg.matches("<rect").count();
-    assert!(bars >= 6 + 3, "{bars} rects");
+    // Per budget (one series colour each): two bars, one per policy, of equal height, plus the
+    // legend's swatch; the bars' heights in proportion to the share saved (2%, 4%, 8%).
+    let attr = |rect: &str, name: &str| -> Option<f64> {
+        let start = rect.find(&format!(" {name}=\""))? + name.len() + 3;
+        rect[start..].split('"').next()?.parse().ok()
+    };
+    let mut heights = Vec::new();
+    for color in &charts::SERIES[..3] {
+        let fill = format!("fill=\"#{:02X}{:02X}{:02X}\"", color.0, color.1, color.2);
+        let mut h: Vec<f64> = svg
+            .split("<rect")
+            .filter(|r| r.split("/>").next().is_some_and(|r| r.contains(&fill)))
+            .filter_map(|r| attr(r, "height"))
+            .collect();
+        h.sort_by(f64::total_cmp);
+        assert_eq!(h.len(), 3, "{fill}: two bars and a legend swatch, got {h:?}");
+        assert_eq!(h[1], h[2], "{fill}: both policies saved the same");
+        heights.push(h[2]);
+    }
+    for (i, expected) in [(1, 2.0), (2, 4.0)] {
+        let ratio = heights[i] / heights[0];
+        assert!((ratio - expected).abs() < 0.15, "bar heights {heights:?}");
+    }
     assert!(html.contains("<td>window</td><td class=\"n\">2,000</td>"));
     assert!(html.contains("2.0%"), "saved share: 20 of 1,000 tokens");
 }
