@@ -104,6 +104,27 @@ test('labels persist per trace and fit weights', async () => {
   await page.close();
 });
 
+test('a label the browser cannot store says so', async () => {
+  const { page, state } = await open(browser);
+  // Storage full (what a quota error or disabled storage looks like to the page).
+  await page.evaluate(() => {
+    Storage.prototype.setItem = function () { throw new DOMException('quota exceeded', 'QuotaExceededError'); };
+  });
+  await page.click('#load-sample');
+  await page.waitForSelector('#k-calls');
+  await page.click('#tab-chunks');
+  await page.locator('#chunk-rows .row').first().click();
+  await page.click('#label-important');
+  await page.waitForSelector('#error');
+  assert.match(await page.textContent('#error'), /labels could not be saved in this browser's storage .*export them to keep them/);
+  // The label itself is kept for this session.
+  await page.click('#error button');
+  await page.click('#tab-labels');
+  assert.match(await page.textContent('#label-count'), /^1 labelled/);
+  assert.deepEqual(state.errors, []);
+  await page.close();
+});
+
 test('an Anthropic log with usage: reported vs counted input, per call', async () => {
   const file = `${ROOT}/tests/fixtures/anthropic/log.jsonl`;
   const ref = cli('inspect', file, '--json').traces[0];

@@ -164,7 +164,11 @@ fn policy_chart_has_a_bar_per_policy_and_budget() {
             .filter_map(|r| attr(r, "height"))
             .collect();
         h.sort_by(f64::total_cmp);
-        assert_eq!(h.len(), 3, "{fill}: two bars and a legend swatch, got {h:?}");
+        assert_eq!(
+            h.len(),
+            3,
+            "{fill}: two bars and a legend swatch, got {h:?}"
+        );
         assert_eq!(h[1], h[2], "{fill}: both policies saved the same");
         heights.push(h[2]);
     }

@@ -3,7 +3,8 @@
 
 use super::fmt::int;
 use super::sim::download;
-use super::{ctx, storage, Ctx, Data};
+use super::{ctx, Ctx, Data};
+use gloo_storage::{LocalStorage as BrowserStorage, Storage as _};
 use leptos::prelude::*;
 use memlens_core::policy::PolicyConfig;
 use memlens_core::value::{agreement, fit_weights, Factors, FitReport, Label, ValueConfig};
@@ -25,21 +26,22 @@ fn key(ctx: &Ctx) -> Option<String> {
     Some(format!("memlens.labels:{}:{}", loaded.name, trace.id))
 }
 
-/// The stored labels of the current trace.
+/// The stored labels of the current trace (none stored, or storage unavailable: none).
 pub fn load(ctx: &Ctx) -> BTreeMap<String, Label> {
     key(ctx)
-        .and_then(|k| storage()?.get_item(&k).ok().flatten())
-        .and_then(|text| serde_json::from_str(&text).ok())
+        .and_then(|k| BrowserStorage::get(&k).ok())
         .unwrap_or_default()
 }
 
-/// Stores the current trace's labels.
+/// Stores the current trace's labels; a failed write (storage full or disabled) is shown, since
+/// the labels would otherwise be lost on reload without a word.
 pub fn save(ctx: &Ctx) {
-    if let (Some(k), Some(s)) = (key(ctx), storage()) {
-        let text = ctx
-            .labels
-            .with_untracked(|l| serde_json::to_string(l).unwrap_or_default());
-        let _ = s.set_item(&k, &text);
+    let Some(k) = key(ctx) else { return };
+    let result = ctx.labels.with_untracked(|l| BrowserStorage::set(&k, l));
+    if let Err(e) = result {
+        ctx.error.set(Some(format!(
+            "The labels could not be saved in this browser's storage ({e}); export them to keep them."
+        )));
     }
 }
 

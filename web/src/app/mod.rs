@@ -12,6 +12,7 @@ mod sim;
 mod views;
 
 use crate::protocol::{Request, Response};
+use gloo_storage::{LocalStorage as BrowserStorage, Storage as _};
 use leptos::ev;
 use leptos::prelude::*;
 use memlens_core::analysis::{
@@ -789,6 +790,9 @@ fn click_open() {
     files::click_input("file-input");
 }
 
+/// Where the chosen theme is remembered.
+const THEME_KEY: &str = "memlens.theme";
+
 fn set_theme(theme: &str) {
     if let Some(root) = window()
         .and_then(|w| w.document())
@@ -796,10 +800,6 @@ fn set_theme(theme: &str) {
     {
         let _ = root.set_attribute("data-theme", theme);
     }
-}
-
-fn storage() -> Option<web_sys::Storage> {
-    window().and_then(|w| w.local_storage().ok().flatten())
 }
 
 /// Mounts the app.
@@ -815,8 +815,9 @@ fn App() -> impl IntoView {
     ctx.spawn_worker();
 
     // Theme: remembered, else the system's.
-    let initial = storage()
-        .and_then(|s| s.get_item("memlens.theme").ok().flatten())
+    let initial = BrowserStorage::get::<String>(THEME_KEY)
+        .ok()
+        .filter(|t| t == "dark" || t == "light")
         .unwrap_or_else(|| {
             let dark = window()
                 .and_then(|w| w.match_media("(prefers-color-scheme: dark)").ok().flatten())
@@ -947,9 +948,8 @@ fn App() -> impl IntoView {
         } else {
             "dark"
         };
-        if let Some(s) = storage() {
-            let _ = s.set_item("memlens.theme", next);
-        }
+        // Not remembered if storage is unavailable: the theme still switches.
+        let _ = BrowserStorage::set(THEME_KEY, next);
         ctx.theme.set(next.into());
     };
 
