@@ -26,6 +26,9 @@ need() {
 
 build() {
   need
+  # wasm-bindgen never deletes old snippets from its output folder and Trunk preloads every file
+  # there: clear it (it is rewritten on every build anyway).
+  rm -rf "$CARGO_TARGET_DIR/wasm-bindgen"
   if [ "${1:-}" = "--release" ]; then
     # Release: small and fast, for shipping and measuring.
     CARGO_PROFILE_RELEASE_OPT_LEVEL=z CARGO_PROFILE_RELEASE_LTO=fat \

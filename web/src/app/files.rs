@@ -9,42 +9,10 @@ use leptos::prelude::*;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-#[wasm_bindgen(inline_js = r#"
-// Called synchronously from the drop handler: the entries must be taken before it returns.
-export function memlens_dropped(transfer) {
-  const items = Array.from(transfer.items || []);
-  const entries = items
-    .map((item) => (item.kind === 'file' && item.webkitGetAsEntry ? item.webkitGetAsEntry() : null))
-    .filter(Boolean);
-  if (!entries.some((e) => e.isDirectory)) {
-    return Promise.resolve(Array.from(transfer.files || []).map((f) => [f.name, f]));
-  }
-  const out = [];
-  const children = (dir) => new Promise((resolve, reject) => {
-    const reader = dir.createReader();
-    const all = [];
-    const next = () => reader.readEntries((batch) => {
-      if (batch.length === 0) { resolve(all); } else { all.push(...batch); next(); }
-    }, reject);
-    next();
-  });
-  const walk = async (entry, prefix) => {
-    if (entry.name.startsWith('.')) return;
-    const path = prefix + entry.name;
-    if (entry.isFile) {
-      out.push([path, await new Promise((resolve, reject) => entry.file(resolve, reject))]);
-    } else if (entry.isDirectory) {
-      const list = await children(entry);
-      list.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-      for (const child of list) await walk(child, path + '/');
-    }
-  };
-  return (async () => {
-    for (const entry of entries) await walk(entry, '');
-    return out;
-  })();
-}
-"#)]
+// A module file, not `inline_js`: the page and the worker are two builds writing into one
+// snippets/ folder, and inline snippets are numbered (inline0.js, ...) in an order that differs
+// between them, so one build's file replaced the other's and failed the page's integrity check.
+#[wasm_bindgen(module = "/src/app/dropped.js")]
 extern "C" {
     /// `[[path, File], ...]` of what was dropped (a dropped folder walked recursively).
     fn memlens_dropped(transfer: &web_sys::DataTransfer) -> js_sys::Promise;

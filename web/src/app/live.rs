@@ -16,17 +16,10 @@ use wasm_bindgen_futures::JsFuture;
 /// How often a followed file is looked at, milliseconds.
 pub const POLL_MS: u32 = 500;
 
-#[wasm_bindgen(inline_js = r#"
-export function memlens_can_follow() {
-  return typeof globalThis.showOpenFilePicker === 'function';
-}
-export function memlens_pick_file() {
-  return globalThis.showOpenFilePicker({ multiple: false }).then((handles) => handles[0]);
-}
-export function memlens_file_of(handle) {
-  return handle.getFile();
-}
-"#)]
+// A module file, not `inline_js`: the page and the worker are two builds writing into one
+// snippets/ folder, and inline snippets are numbered (inline0.js, ...) in an order that differs
+// between them, so one build's file replaced the other's and failed the page's integrity check.
+#[wasm_bindgen(module = "/src/app/follow.js")]
 extern "C" {
     fn memlens_can_follow() -> bool;
     /// A `FileSystemFileHandle` the user picked (rejects when the picker is cancelled).
