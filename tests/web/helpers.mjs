@@ -33,8 +33,16 @@ export async function open(browser, hash = '') {
   const state = { errors: [], requests: [], watching: false };
   page.on('pageerror', (e) => state.errors.push(e.message));
   page.on('request', (r) => { if (state.watching) state.requests.push(r.url()); });
+  const consoleErrors = [];
+  page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
   await page.goto(URL_BASE + hash);
-  await page.waitForSelector('body[data-worker="ready"]', { timeout: 60000 });
+  try {
+    await page.waitForSelector('body[data-worker="ready"]', { timeout: 60000 });
+  } catch (e) {
+    // Say why the app did not start (a blocked script, a failed fetch), not only that it did not.
+    throw new Error(`the app did not start: ${e.message}\npage errors: ${JSON.stringify(state.errors)}`
+      + `\nconsole errors: ${JSON.stringify(consoleErrors)}`);
+  }
   state.watch = () => { state.watching = true; };
   // Requests that leave the page: anything but blob:/data: (downloads and the worker are blobs).
   state.network = () => state.requests.filter((u) => !u.startsWith('blob:') && !u.startsWith('data:'));
