@@ -1,6 +1,6 @@
-//! Following a growing MemLens JSON Lines file (`memlens_import::follow`): whatever the pieces the
-//! bytes arrive in, the traces equal a whole import of the same bytes, and nothing is read or
-//! counted twice.
+//! Following a growing JSON Lines trace file (`memlens_import::follow`): MemLens JSON Lines, a
+//! Claude Code session, a Codex rollout. Whatever the pieces the bytes arrive in, the traces equal
+//! a whole import of the same bytes, and nothing is parsed or counted twice.
 
 use crate::root;
 use memlens_import::follow::{is_followable, Follower};
@@ -191,12 +191,128 @@ fn bad_records_are_errors_naming_the_line_and_bad_json_is_a_warning() {
 }
 
 #[test]
-fn only_memlens_json_lines_is_followed_incrementally() {
+fn json_lines_are_followed_in_parts_and_one_json_document_is_not() {
     assert!(is_followable(HEAD.as_bytes()));
     assert!(is_followable(format!("\n\n{HEAD}").as_bytes()));
+    let session =
+        std::fs::read(root().join("tests/fixtures/claude-code/session.jsonl")).expect("fixture");
+    assert!(is_followable(&session));
+    // One line of a session: not yet known to be lines, not one JSON document either.
+    let first_line = session.split(|&b| b == b'\n').next().expect("a line");
+    assert!(!is_followable(first_line));
     assert!(!is_followable(
         br#"{"type":"user","message":{"role":"user","content":"hi"}}"#
     ));
     assert!(!is_followable(b"[{\"role\":\"user\"}]"));
     assert!(!is_followable(b""));
+}
+
+/// Follows `bytes` in pieces; after every piece that ends a line, the traces equal a whole
+/// import of the lines so far. Returns the records read and the chunks counted in all.
+fn follow_in_pieces(
+    name: &str,
+    bytes: &[u8],
+    max: usize,
+    options: &ImportOptions,
+) -> (usize, usize) {
+    let mut follower = Follower::new(name, options);
+    let (mut records, mut counted, mut sent) = (0, 0, 0);
+    for piece in pieces(bytes, max, 11) {
+        let update = follower.push(piece).expect("every piece reads");
+        records += update.records;
+        counted += update.counted;
+        sent += piece.len();
+        let so_far = &bytes[..sent];
+        let complete = &so_far[..so_far
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1)];
+        // A whole import of one line reads one JSON document, not lines: compare from two.
+        let lines_so_far = complete
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.trim_ascii().is_empty());
+        if update.records > 0 && lines_so_far.count() >= 2 {
+            // A whole import also needs a conversation line to find a trace.
+            if let Ok(whole) = import(name, complete, options) {
+                assert_eq!(
+                    follower.traces(),
+                    whole.traces,
+                    "{name}: after {sent} bytes"
+                );
+                assert_eq!(
+                    follower.warnings().1,
+                    whole.warning_count,
+                    "{name}: warnings"
+                );
+            }
+        }
+    }
+    let whole = import(name, bytes, options).expect("whole file imports");
+    assert_eq!(follower.traces(), whole.traces, "{name}: the whole file");
+    assert_eq!(follower.format(), Some(whole.format));
+    assert_eq!(follower.bytes(), bytes.len() as u64);
+    (records, counted)
+}
+
+#[test]
+fn claude_code_and_codex_sessions_followed_in_pieces_equal_the_whole_import() {
+    for fixture in [
+        "claude-code/session.jsonl",
+        "claude-code/branches-and-inline-sidechain.jsonl",
+        "claude-code/malformed-lines.jsonl",
+        "codex/session.jsonl",
+        "codex/replacement-history.jsonl",
+        "codex/malformed.jsonl",
+    ] {
+        let bytes = std::fs::read(root().join("tests/fixtures").join(fixture)).expect("fixture");
+        let text = String::from_utf8_lossy(&bytes);
+        let lines = text.lines().filter(|l| !l.trim().is_empty()).count();
+        for (max, options) in [
+            (61, ImportOptions::default()),
+            (
+                400,
+                ImportOptions {
+                    model: Some("gpt-4o-mini".into()),
+                    ..ImportOptions::default()
+                },
+            ),
+        ] {
+            let (records, counted) = follow_in_pieces(fixture, &bytes, max, &options);
+            assert_eq!(records, lines, "{fixture}: each line read once");
+            // Counting happens only for texts a trace did not have before: at most once per
+            // chunk the traces ever held, far fewer than recounting every chunk on every push.
+            let whole = import(fixture, &bytes, &options).expect("imports");
+            let chunks: usize = whole.traces.iter().map(|t| t.chunks.len()).sum();
+            assert!(
+                counted >= chunks.min(1) && counted <= chunks * 2,
+                "{fixture}: counted {counted} of {chunks}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_growing_claude_code_session_counts_only_what_each_append_adds() {
+    let bytes =
+        std::fs::read(root().join("tests/fixtures/claude-code/session.jsonl")).expect("fixture");
+    let text = String::from_utf8_lossy(&bytes);
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let mut follower = Follower::new("session.jsonl", &ImportOptions::default());
+    let first = follower
+        .push(lines[..lines.len() - 1].concat().as_bytes())
+        .expect("reads");
+    assert_eq!(follower.format(), Some("claude-code"));
+    let before: usize = follower.traces().iter().map(|t| t.chunks.len()).sum();
+    assert_eq!(first.counted, before, "the first read counts every chunk");
+    let last = follower
+        .push(lines[lines.len() - 1].as_bytes())
+        .expect("reads");
+    let after: usize = follower.traces().iter().map(|t| t.chunks.len()).sum();
+    assert_eq!(last.records, 1);
+    assert!(
+        last.counted <= after - before + 1,
+        "an append counts the chunks it adds (and one it extends), not the file: {} of {after}",
+        last.counted
+    );
+    assert_eq!(last.changed, vec![0]);
 }

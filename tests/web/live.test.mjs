@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { launch, open, cli, int, shot, liveOrder, writeOpfs, LIVE_PICKER, MEMLENS, SAMPLE } from './helpers.mjs';
+import { launch, open, cli, int, shot, liveOrder, writeOpfs, LIVE_PICKER, MEMLENS, ROOT, SAMPLE } from './helpers.mjs';
 
 let browser;
 before(async () => { browser = await launch(); });
@@ -85,6 +85,42 @@ test('a file that grows while the page is open is followed, reading only what wa
   await page.waitForSelector('#live-badge', { state: 'detached' });
   await page.waitForSelector('#follow');
   assert.equal(await page.textContent('#k-calls'), int(final.calls));
+  assert.deepEqual(state.network(), [], 'following makes no request');
+  assert.deepEqual(state.errors, []);
+});
+
+test('a Claude Code session that grows is followed in parts: each appended line parsed once', async () => {
+  // The session fixture written as Claude Code writes it: a line per message, appended.
+  const lines = readFileSync(path.join(ROOT, 'tests/fixtures/claude-code/session.jsonl'), 'utf8')
+    .split('\n').filter((l) => l.trim()).map((l) => l + '\n');
+  const cuts = [6, 10, 14, lines.length];
+  const parts = cuts.map((c, i) => lines.slice(i === 0 ? 0 : cuts[i - 1], c).join(''));
+  const { page, state } = await open(browser);
+  await page.addInitScript(LIVE_PICKER);
+  await page.reload();
+  await page.waitForSelector('body[data-worker="ready"]');
+  await writeOpfs(page, parts[0], false);
+  state.watch();
+  await page.click('#follow');
+  await page.waitForSelector('#live-badge[data-mode="incremental"]');
+  await page.waitForSelector('#k-calls');
+  let text = parts[0];
+  assert.equal(await page.textContent('#k-calls'), int(reference(text).calls));
+  for (const [i, piece] of parts.slice(1).entries()) {
+    await writeOpfs(page, piece, true);
+    text += piece;
+    const ref = reference(text);
+    await page.waitForSelector(`#live-badge[data-updates="${i + 1}"]`, { timeout: 10000 });
+    await page.waitForFunction((n) => document.querySelector('#k-chunks')?.textContent === n, int(ref.chunks), { timeout: 10000 });
+    assert.equal(await page.textContent('#k-calls'), int(ref.calls));
+    assert.equal(await page.textContent('#k-input'), int(ref.counted_input_tokens));
+    const badge = await page.$eval('#live-badge', (e) => ({ ...e.dataset }));
+    assert.equal(badge.mode, 'incremental');
+    assert.equal(Number(badge.parsed), Buffer.byteLength(text), 'no byte was parsed twice: no re-import');
+    assert.equal(Number(badge.records), text.split('\n').length - 1, 'records read = lines');
+  }
+  assert.equal(await page.textContent('#k-calls'), int(4), 'the whole session');
+  await shot(page, 'live-claude-code');
   assert.deepEqual(state.network(), [], 'following makes no request');
   assert.deepEqual(state.errors, []);
 });

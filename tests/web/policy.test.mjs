@@ -100,3 +100,47 @@ test('TOML edit, form edit and export replay like the CLI', async () => {
   assert.deepEqual(state.errors, []);
   await page.close();
 });
+
+test("a policy's summaries are shown as compactions, as `memlens simulate --summaries` reports them", async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'memlens-summaries-'));
+  const text = 'name = "window-summary"\nstrategy = "window"\n\n[compress.summary]\n';
+  const file = path.join(dir, 'window-summary.toml');
+  writeFileSync(file, text);
+  const budget = 600;
+  const want = cli('simulate', SAMPLE, '--policy', file, '--budget', String(budget), '--summaries', '--json').traces[0].summaries;
+  assert.ok(want.length >= 2, 'the window summarizes what it evicts on the sample');
+  const { page, state } = await open(browser);
+  state.watch();
+  await page.click('#load-sample');
+  await page.waitForSelector('#k-calls');
+  await page.click('#tab-simulator');
+  await page.fill('#budget', String(budget));
+  await page.press('#budget', 'Tab');
+  await page.click('.sim-form details summary');
+  await page.fill('#policy-text', text);
+  await totals(page);
+  await page.waitForSelector('#sim-summaries');
+  const shown = await page.$$eval('#sim-summaries details.compaction', (ds) => ds.map((d) => ({
+    id: d.id, replaced: Number(d.dataset.replaced), kept: Number(d.dataset.kept), lost: Number(d.dataset.lost),
+    misses: Number(d.dataset.misses), head: d.querySelector('summary').textContent,
+  })));
+  assert.equal(shown.length, want.length);
+  for (const [i, s] of want.entries()) {
+    assert.deepEqual(
+      { id: shown[i].id, replaced: shown[i].replaced, kept: shown[i].kept, lost: shown[i].lost, misses: shown[i].misses },
+      { id: `sim-summary-${i + 1}`, replaced: s.replaced_chunks, kept: s.kept.length, lost: s.lost.length, misses: s.later_miss_count },
+    );
+    assert.ok(shown[i].head.includes(`before call ${s.first_call} (policy)`), shown[i].head);
+    const lost = await page.$$eval(`#sim-summary-${i + 1}-lost li code`, (cs) => cs.map((c) => c.textContent));
+    assert.deepEqual(lost, s.lost.map((x) => x.text));
+  }
+  // A marker on the per-call chart for each summary.
+  assert.equal(await page.locator('#sim-chart line.sim-summary-marker').count(), want.length);
+  await page.locator('#sim-summaries').scrollIntoViewIfNeeded();
+  await shot(page, 'sim-summaries');
+  await page.click('#theme');
+  await shot(page, 'sim-summaries-dark');
+  assert.deepEqual(state.network(), []);
+  assert.deepEqual(state.errors, []);
+  await page.close();
+});

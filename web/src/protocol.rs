@@ -30,9 +30,10 @@ pub enum Request {
         model: Option<String>,
     },
     /// Follow a file an agent is still writing: import what it holds now (a `File` beside the
-    /// JSON) and keep reading it as it grows. MemLens JSON Lines is then read incrementally
-    /// ([`Request::Append`]); any other format is imported whole and read again on change
-    /// (`refresh`: such a re-read, which keeps the count of bytes parsed going).
+    /// JSON) and keep reading it as it grows. JSON Lines (MemLens, a Claude Code session, a Codex
+    /// rollout...) is then read incrementally ([`Request::Append`]); a file that is one JSON
+    /// document is imported whole and read again on change (`refresh`: such a re-read, which
+    /// keeps the count of bytes parsed going).
     Follow {
         /// File name, for messages.
         name: String,

@@ -1,7 +1,9 @@
 //! The worker: holds the imported traces and answers [`Request`]s with the core's results.
 
 use crate::protocol::{LiveStatus, Request, Response};
-use memlens_core::analysis::{analyze, call_view, context_at, simulate_view, trace_entries};
+use memlens_core::analysis::{
+    analyze, call_view, context_at, simulate_view, simulated_compactions, trace_entries,
+};
 use memlens_core::cost::PriceTable;
 use memlens_core::references::{detect, AccessGraph};
 use memlens_core::Trace;
@@ -17,7 +19,8 @@ use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 struct State {
     /// The traces of an import (empty while a file is followed incrementally).
     traces: Vec<Trace>,
-    /// A file followed as it grows (MemLens JSON Lines): it holds the traces.
+    /// A file followed as it grows (JSON Lines: MemLens, Claude Code, Codex...): it holds the
+    /// traces.
     follower: Option<Follower>,
     /// Bytes parsed since following began (`None`: not following).
     parsed: Option<u64>,
@@ -35,7 +38,8 @@ impl State {
         }
     }
 
-    fn live(&self, incremental_bytes: u64) -> Option<LiveStatus> {
+    /// The live badge's figures; `file_size`: the size of a file read whole (not incrementally).
+    fn live(&self, file_size: u64) -> Option<LiveStatus> {
         let parsed = self.parsed?;
         Some(match &self.follower {
             Some(f) => LiveStatus {
@@ -47,7 +51,7 @@ impl State {
             None => LiveStatus {
                 incremental: false,
                 records: 0,
-                bytes: incremental_bytes,
+                bytes: file_size,
                 parsed,
             },
         })
@@ -346,17 +350,18 @@ fn answer(
             } else {
                 0
             } + size;
+            let options = ImportOptions {
+                format: None,
+                model: model.clone(),
+            };
             if is_followable(&bytes[..bytes.len().min(1 << 16)]) {
-                let options = ImportOptions {
-                    format: None,
-                    model: model.clone(),
-                };
                 let mut follower = Follower::new(&name, &options);
                 follower.push(&bytes).map_err(|e| e.to_string())?;
                 drop(bytes);
                 let (warnings, warning_count) = follower.warnings();
                 let warnings = warnings.iter().map(ToString::to_string).collect();
                 let traces = trace_entries(follower.traces(), &prices);
+                let format = follower.format().unwrap_or("memlens");
                 state.traces = Vec::new();
                 state.follower = Some(follower);
                 state.model = model;
@@ -364,7 +369,7 @@ fn answer(
                 state.parsed = Some(parsed);
                 Ok(Response::Loaded {
                     name,
-                    format: "memlens".into(),
+                    format: format.into(),
                     traces,
                     warnings,
                     warning_count,
@@ -373,10 +378,6 @@ fn answer(
                     live: state.live(size),
                 })
             } else {
-                let options = ImportOptions {
-                    format: None,
-                    model: model.clone(),
-                };
                 let result = import(&name, &bytes, &options).map_err(|e| e.to_string())?;
                 drop(bytes);
                 let mut response = loaded(
@@ -453,7 +454,10 @@ fn answer(
         } => {
             graph_of(state, trace)?;
             let (t, g) = (trace_of(state, trace)?, &state.graphs[&trace]);
-            let view = simulate_view(t, g, &policy, budget, &prices).map_err(|e| e.to_string())?;
+            let mut view =
+                simulate_view(t, g, &policy, budget, &prices).map_err(|e| e.to_string())?;
+            view.summaries =
+                simulated_compactions(t, g, &policy, budget, &prices).map_err(|e| e.to_string())?;
             Ok(Response::Sim { view })
         }
         Request::Sweep {

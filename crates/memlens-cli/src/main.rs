@@ -104,6 +104,10 @@ enum Command {
         /// Token budget for each call's context (overrides the policy's).
         #[arg(long)]
         budget: Option<u32>,
+        /// Also report the summaries the policy made, as compactions: what each kept of the
+        /// chunks it replaced, and the later calls that needed something it lost.
+        #[arg(long)]
+        summaries: bool,
         #[command(flatten)]
         common: SimFlags,
     },
@@ -392,10 +396,10 @@ fn run(command: Command) -> Result<ExitCode, String> {
             files,
             policy,
             budget,
+            summaries,
             common,
-        } => {
-            sim::simulate_cmd(&common.into_args(files), &policy, budget).map(|()| ExitCode::SUCCESS)
-        }
+        } => sim::simulate_cmd(&common.into_args(files), &policy, budget, summaries)
+            .map(|()| ExitCode::SUCCESS),
         Command::Sweep {
             files,
             policy,

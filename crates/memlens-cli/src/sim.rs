@@ -3,6 +3,8 @@
 use crate::fmt::{truncate, usd};
 use crate::out::outln;
 use crate::{load_prices, read};
+use memlens_core::analysis::simulated_compactions;
+use memlens_core::compaction::{CompactionReport, ItemKind};
 use memlens_core::cost::PriceTable;
 use memlens_core::policy::PolicyConfig;
 use memlens_core::simulate::{simulate, SimReport, Totals};
@@ -76,14 +78,40 @@ fn run_one(
     simulate(traces, policy, budget, prices).map_err(|e| e.to_string())
 }
 
-/// `memlens simulate`.
-pub fn simulate_cmd(args: &SimArgs, policy: &str, budget: Option<u32>) -> Result<(), String> {
+/// `memlens simulate` (`summaries`: also the summaries the policy made, per trace).
+pub fn simulate_cmd(
+    args: &SimArgs,
+    policy: &str,
+    budget: Option<u32>,
+    summaries: bool,
+) -> Result<(), String> {
     let (traces, prices) = load(args)?;
     let policy = resolve_policy(policy)?;
     let budget = budget_of(&policy, budget)?;
     let report = run_one(&traces, &policy, budget, &prices)?;
+    let made: Vec<Vec<CompactionReport>> = if summaries {
+        traces
+            .iter()
+            .map(|t| {
+                let graph = memlens_core::references::detect(t);
+                simulated_compactions(t, &graph, &policy, budget, &prices)
+                    .map_err(|e| e.to_string())
+            })
+            .collect::<Result<_, _>>()?
+    } else {
+        Vec::new()
+    };
     if args.json {
-        return print_json(&report);
+        if !summaries {
+            return print_json(&report);
+        }
+        let mut value = serde_json::to_value(&report).map_err(|e| e.to_string())?;
+        if let Some(list) = value.get_mut("traces").and_then(|t| t.as_array_mut()) {
+            for (t, made) in list.iter_mut().zip(&made) {
+                t["summaries"] = serde_json::to_value(made).map_err(|e| e.to_string())?;
+            }
+        }
+        return print_json(&value);
     }
     outln!(
         "policy {} at budget {budget} on {} trace(s), {} calls",
@@ -132,6 +160,9 @@ pub fn simulate_cmd(args: &SimArgs, policy: &str, budget: Option<u32>) -> Result
         })
         .take(10)
         .collect();
+    if summaries {
+        print_summaries(&report, &made);
+    }
     if !shown.is_empty() {
         outln!();
         outln!("  first misses (a later step used content the policy had dropped):");
@@ -147,6 +178,42 @@ pub fn simulate_cmd(args: &SimArgs, policy: &str, budget: Option<u32>) -> Result
         }
     }
     Ok(())
+}
+
+/// The summaries the policy made, trace by trace, with what each kept and lost.
+fn print_summaries(report: &SimReport, made: &[Vec<CompactionReport>]) {
+    outln!();
+    let n: usize = made.iter().map(Vec::len).sum();
+    outln!("  summaries the policy made: {n}");
+    for (t, made) in report.traces.iter().zip(made) {
+        for s in made {
+            let tally = |kind: ItemKind, name: &str| {
+                let t = s.tally(kind);
+                (t.replaced > 0).then(|| format!("{name} {}/{}", t.kept, t.replaced))
+            };
+            let kept: Vec<String> = [
+                tally(ItemKind::Identifier, "identifiers"),
+                tally(ItemKind::Path, "paths"),
+                tally(ItemKind::Command, "commands"),
+                tally(ItemKind::Number, "numbers"),
+                tally(ItemKind::Url, "URLs"),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
+            outln!(
+                "    {} #{} at call {}: {} chunks ({} tokens) in {} tokens; kept {}; {} later use(s) of lost content",
+                truncate(&t.id, 28),
+                s.index + 1,
+                s.first_call,
+                s.replaced_chunks,
+                s.replaced_tokens,
+                s.summary_tokens,
+                if kept.is_empty() { "-".to_string() } else { kept.join(", ") },
+                s.later_miss_count
+            );
+        }
+    }
 }
 
 /// One row of a sweep or comparison.

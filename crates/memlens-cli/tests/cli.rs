@@ -268,6 +268,52 @@ fn simulate_json_has_the_documented_totals() {
 }
 
 #[test]
+fn simulate_summaries_reports_what_each_summary_kept_and_lost() {
+    let dir = std::env::temp_dir().join(format!("memlens-cli-summaries-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let policy = dir.join("window-summary.toml");
+    std::fs::write(&policy, "strategy = \"window\"\n[compress.summary]\n").expect("policy");
+    let sample =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../web/sample/support-agent.json");
+    let (sample, policy) = (sample.to_string_lossy(), policy.to_string_lossy());
+    let args = [
+        "simulate",
+        &sample,
+        "--policy",
+        &policy,
+        "--budget",
+        "600",
+        "--summaries",
+    ];
+    let o = memlens(&[&args[..], &["--json"]].concat());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    let summaries = v["traces"][0]["summaries"].as_array().expect("summaries");
+    assert!(summaries.len() >= 2, "the window summarizes what it evicts");
+    for s in summaries {
+        assert_eq!(s["trigger"], "policy");
+        assert!(s["replaced_chunks"].as_u64().is_some_and(|n| n > 0));
+        let listed =
+            s["kept"].as_array().map_or(0, Vec::len) + s["lost"].as_array().map_or(0, Vec::len);
+        let tallied: u64 = ["identifiers", "paths", "commands", "numbers", "urls"]
+            .iter()
+            .map(|k| s[k]["replaced"].as_u64().unwrap_or(0))
+            .sum();
+        assert_eq!(listed as u64, tallied);
+    }
+    // Without the flag the JSON has no summaries; the text lists them.
+    let o = memlens(&args[..args.len() - 1]);
+    assert!(!stdout(&o).contains("summaries the policy made"));
+    let o = memlens(&args);
+    let text = stdout(&o);
+    assert!(
+        text.contains(&format!("summaries the policy made: {}", summaries.len())),
+        "{text}"
+    );
+    assert!(text.contains("#1 at call"), "{text}");
+}
+
+#[test]
 fn policies_come_from_files_in_json_or_toml_and_bad_ones_are_one_line_errors() {
     let dir = std::env::temp_dir().join(format!("memlens-policy-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");

@@ -174,21 +174,81 @@ pub fn compaction_reports(trace: &Trace, graph: &AccessGraph) -> Vec<CompactionR
 fn report(trace: &Trace, graph: &AccessGraph, index: usize) -> CompactionReport {
     let compaction = &trace.compactions[index];
     let summary = compaction.summary.map(|id| trace.chunk(id));
+    let mut out = fidelity(
+        trace,
+        &compaction.replaced,
+        summary.map(|c| c.content.as_str()),
+    );
+    out.index = index;
+    out.first_call = compaction.first_call;
+    out.trigger.clone_from(&compaction.trigger);
+    out.timestamp.clone_from(&compaction.timestamp);
+    out.reported_tokens_before = compaction.reported_tokens_before;
+    out.reported_tokens_after = compaction.reported_tokens_after;
+    out.summary_key = summary.map(|c| c.key.clone());
+    out.summary_tokens = summary.map_or(0, |c| c.tokens);
+    let replaced: HashSet<ChunkId> = compaction.replaced.iter().copied().collect();
+    for call in trace.calls.iter().skip(compaction.first_call as usize) {
+        let carried: HashSet<ChunkId> = call.input.iter().copied().collect();
+        later_misses(trace, graph, &replaced, call.index, &carried, &mut out);
+    }
+    out
+}
+
+/// A summary a policy made in a replay (not one the trace recorded), as a compaction report:
+/// what its text kept of the chunks it `covers`, and the later calls of the replay (`carried`:
+/// call index and the chunks the policy sent there, from the summary's call on) that used
+/// something only those chunks held. `index` numbers the replay's summaries.
+pub fn simulated_report<'c>(
+    trace: &Trace,
+    graph: &AccessGraph,
+    summary: SimulatedSummary<'_>,
+    carried: impl IntoIterator<Item = (u32, &'c HashSet<ChunkId>)>,
+) -> CompactionReport {
+    let mut out = fidelity(trace, summary.covers, Some(summary.text));
+    out.index = summary.index;
+    out.first_call = summary.call;
+    out.trigger = Some("policy".into());
+    out.summary_tokens = summary.tokens;
+    let replaced: HashSet<ChunkId> = summary.covers.iter().copied().collect();
+    for (call, sent) in carried {
+        later_misses(trace, graph, &replaced, call, sent, &mut out);
+    }
+    out
+}
+
+/// A summary made by a policy in a replay: see [`simulated_report`].
+#[derive(Debug, Clone, Copy)]
+pub struct SimulatedSummary<'a> {
+    /// Its number among the replay's summaries.
+    pub index: usize,
+    /// The first call that sent it.
+    pub call: u32,
+    /// The chunks it stands for.
+    pub covers: &'a [ChunkId],
+    /// Its text.
+    pub text: &'a str,
+    /// Its tokens.
+    pub tokens: u32,
+}
+
+/// What a summary's text kept of the items of the chunks it replaced; the report's other fields
+/// are left for the caller.
+fn fidelity(trace: &Trace, replaced: &[ChunkId], summary: Option<&str>) -> CompactionReport {
     let mut out = CompactionReport {
-        index,
-        first_call: compaction.first_call,
-        trigger: compaction.trigger.clone(),
-        timestamp: compaction.timestamp.clone(),
-        reported_tokens_before: compaction.reported_tokens_before,
-        reported_tokens_after: compaction.reported_tokens_after,
-        replaced_chunks: compaction.replaced.len(),
-        replaced_tokens: compaction
-            .replaced
+        index: 0,
+        first_call: 0,
+        trigger: None,
+        timestamp: None,
+        reported_tokens_before: None,
+        reported_tokens_after: None,
+        replaced_chunks: replaced.len(),
+        replaced_tokens: replaced
             .iter()
             .map(|&id| u64::from(trace.chunk(id).tokens))
             .sum(),
-        summary_key: summary.map(|c| c.key.clone()),
-        summary_tokens: summary.map_or(0, |c| c.tokens),
+        summary_key: None,
+        summary_tokens: 0,
         identifiers: ItemTally::default(),
         paths: ItemTally::default(),
         commands: ItemTally::default(),
@@ -200,9 +260,9 @@ fn report(trace: &Trace, graph: &AccessGraph, index: usize) -> CompactionReport 
         later_miss_count: 0,
         calls_with_misses: 0,
     };
-    let summary_text = summary.map_or(String::new(), |c| c.content.to_lowercase());
-    let summary_keys: HashSet<String> = summary.map_or_else(HashSet::new, |c| {
-        distinctive_tokens(&c.content)
+    let summary_text = summary.map_or(String::new(), str::to_lowercase);
+    let summary_keys: HashSet<String> = summary.map_or_else(HashSet::new, |text| {
+        distinctive_tokens(text)
             .into_iter()
             .map(|(_, key, _)| key)
             .collect()
@@ -216,7 +276,7 @@ fn report(trace: &Trace, graph: &AccessGraph, index: usize) -> CompactionReport 
         .collect();
     let summary_words = normalize_command(&summary_text);
     let mut seen: BTreeSet<(ItemKind, String)> = BTreeSet::new();
-    for &id in &compaction.replaced {
+    for &id in replaced {
         let chunk = trace.chunk(id);
         for (kind, key, text) in items(&chunk.content, chunk.category) {
             if !seen.insert((kind, key.clone())) {
@@ -239,7 +299,6 @@ fn report(trace: &Trace, graph: &AccessGraph, index: usize) -> CompactionReport 
             }
         }
     }
-    later_misses(trace, graph, index, &mut out);
     out
 }
 
@@ -297,38 +356,41 @@ fn normalize_command(text: &str) -> String {
         .to_lowercase()
 }
 
-/// Later calls' evidence groups that only replaced chunks could have answered.
-fn later_misses(trace: &Trace, graph: &AccessGraph, index: usize, out: &mut CompactionReport) {
-    let compaction = &trace.compactions[index];
-    let replaced: HashSet<ChunkId> = compaction.replaced.iter().copied().collect();
+/// One later call's evidence groups that only replaced chunks could have answered (`carried`:
+/// what the call was sent).
+fn later_misses(
+    trace: &Trace,
+    graph: &AccessGraph,
+    replaced: &HashSet<ChunkId>,
+    call: u32,
+    carried: &HashSet<ChunkId>,
+    out: &mut CompactionReport,
+) {
     if replaced.is_empty() {
         return;
     }
-    for call in trace.calls.iter().skip(compaction.first_call as usize) {
-        let carried: HashSet<ChunkId> = call.input.iter().copied().collect();
-        let mut any = false;
-        for group in graph.missed(call.index, |id| carried.contains(&id)) {
-            let held: Vec<String> = group
-                .chunks
-                .iter()
-                .filter(|id| replaced.contains(id))
-                .map(|&id| trace.chunk(id).key.clone())
-                .collect();
-            if held.is_empty() {
-                continue;
-            }
-            any = true;
-            out.later_miss_count += 1;
-            if out.later_misses.len() < MAX_LISTED {
-                out.later_misses.push(CompactionMiss {
-                    call: call.index,
-                    evidence: group.evidence.clone(),
-                    chunks: held,
-                });
-            }
+    let mut any = false;
+    for group in graph.missed(call, |id| carried.contains(&id)) {
+        let held: Vec<String> = group
+            .chunks
+            .iter()
+            .filter(|id| replaced.contains(id))
+            .map(|&id| trace.chunk(id).key.clone())
+            .collect();
+        if held.is_empty() {
+            continue;
         }
-        out.calls_with_misses += usize::from(any);
+        any = true;
+        out.later_miss_count += 1;
+        if out.later_misses.len() < MAX_LISTED {
+            out.later_misses.push(CompactionMiss {
+                call,
+                evidence: group.evidence.clone(),
+                chunks: held,
+            });
+        }
     }
+    out.calls_with_misses += usize::from(any);
 }
 
 #[cfg(test)]

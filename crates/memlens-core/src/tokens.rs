@@ -177,21 +177,27 @@ pub fn count_trace(trace: &mut Trace, counter: &TokenCounter) {
 /// Fills `content_tokens` and `tokens` of one chunk (its content plus its share of the chat
 /// framing): what [`count_trace`] does per chunk, for hosts that add chunks one at a time.
 pub fn count_chunk(chunk: &mut Chunk, counter: &TokenCounter) {
-    chunk.content_tokens = counter.count(&chunk.content);
+    count_chunk_with(chunk, &mut |text| counter.count(text));
+}
+
+/// [`count_chunk`] with the text counted by `count`: a host that already knows some texts' counts
+/// (a followed file rebuilt from records it read before) looks them up instead of counting again.
+pub fn count_chunk_with(chunk: &mut Chunk, count: &mut dyn FnMut(&str) -> u32) {
+    chunk.content_tokens = count(&chunk.content);
     let mut framing = 0;
     if chunk.starts_message {
         framing += TOKENS_PER_MESSAGE;
-        framing += counter.count(chunk.meta.role.as_deref().unwrap_or(""));
+        framing += count(chunk.meta.role.as_deref().unwrap_or(""));
         // A speaker name is sent as the message `name` only for chat messages that had one.
         if chunk.meta.dia_id.is_none() {
             if let Some(name) = chunk.meta.speaker.as_deref() {
-                framing += TOKENS_PER_NAME + counter.count(name);
+                framing += TOKENS_PER_NAME + count(name);
             }
         }
     }
     if chunk.category == Category::ToolCall {
         framing += TOKENS_PER_TOOL_CALL;
-        framing += counter.count(chunk.meta.tool_name.as_deref().unwrap_or(""));
+        framing += count(chunk.meta.tool_name.as_deref().unwrap_or(""));
     }
     chunk.tokens = chunk.content_tokens.saturating_add(framing);
 }

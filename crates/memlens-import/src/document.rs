@@ -27,6 +27,14 @@ pub enum Document<'a> {
         /// The first line parsed, for sniffing.
         first: Option<Value>,
     },
+    /// Records parsed before and kept (a followed file's lines, [`crate::follow::Follower`]):
+    /// importing again reads them without parsing them again.
+    Records {
+        /// The records, in file order.
+        items: &'a [RecordItem],
+        /// The first record's value, for sniffing.
+        first: Option<Value>,
+    },
 }
 
 /// One record: where it is, and its value or why it did not parse.
@@ -37,7 +45,9 @@ impl<'a> Document<'a> {
     pub fn first_value(&self) -> Option<&Value> {
         match self {
             Document::Json(v) => Some(v),
-            Document::Array { first, .. } | Document::Lines { first, .. } => first.as_ref(),
+            Document::Array { first, .. }
+            | Document::Lines { first, .. }
+            | Document::Records { first, .. } => first.as_ref(),
         }
     }
 
@@ -46,7 +56,10 @@ impl<'a> Document<'a> {
     pub fn why_no_first_value(&self) -> Option<String> {
         match self {
             Document::Json(_) => None,
-            Document::Array { first: Some(_), .. } | Document::Lines { first: Some(_), .. } => None,
+            Document::Array { first: Some(_), .. }
+            | Document::Lines { first: Some(_), .. }
+            | Document::Records { first: Some(_), .. } => None,
+            Document::Records { .. } => Some("its first record could not be read".to_string()),
             Document::Array { items, text, .. } => Some(match items.first() {
                 None => "no records: the file is an empty array".to_string(),
                 Some((range, line)) => match serde_json::from_str::<Value>(&text[range.clone()]) {
@@ -107,6 +120,7 @@ impl<'a> Document<'a> {
                     (Location::record(i, Some(line)), value)
                 }))
             }
+            Document::Records { items, .. } => Box::new(items.iter().cloned()),
         }
     }
 }

@@ -1,11 +1,11 @@
 //! Following a trace file an agent is still writing. Chromium's File System Access API gives a
 //! file handle that can be read again: every [`POLL_MS`] the page asks it for the file, and when
 //! it grew, sends only the new bytes (a `Blob` slice) to the worker, which reads them
-//! incrementally (`memlens_import::follow`). A file in another format is imported whole again
-//! when it changes. Browsers without the API get a *Reload* button that reads the chosen file
+//! incrementally (`memlens_import::follow`: MemLens, Claude Code, Codex and other JSON Lines). A
+//! file that is one JSON document is imported whole again when it changes. Browsers without the API get a *Reload* button that reads the chosen file
 //! again. Nothing leaves the browser: the handle is local.
 
-use super::{Ctx, Progress};
+use super::Ctx;
 use crate::protocol::{LiveStatus, Request};
 use gloo_timers::callback::Interval;
 use leptos::prelude::*;
@@ -89,12 +89,7 @@ pub async fn start(ctx: Ctx, handle: JsValue) {
     let name = file.name();
     ctx.source_url.set(None);
     ctx.error.set(None);
-    ctx.progress.set(Some(Progress {
-        stage: "starting".into(),
-        percent: 0,
-        bytes: 0,
-        started: js_sys::Date::now(),
-    }));
+    ctx.start_progress("starting".into());
     let (sent, modified) = (file.size(), file.last_modified());
     send_follow(ctx, &name, file, false);
     let timer = Interval::new(POLL_MS, move || poll(ctx));
@@ -163,13 +158,10 @@ async fn file_of(handle: &JsValue) -> Result<web_sys::File, String> {
 }
 
 fn send_follow(ctx: Ctx, name: &str, file: web_sys::File, refresh: bool) {
-    let model = Some(ctx.model.get_untracked())
-        .map(|m| m.trim().to_string())
-        .filter(|m| !m.is_empty());
     ctx.send(
         &Request::Follow {
             name: name.to_string(),
-            model,
+            model: ctx.model_override(),
             refresh,
         },
         file.into(),

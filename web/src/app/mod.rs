@@ -312,16 +312,9 @@ impl Ctx {
         }
         self.error.set(None);
         self.redaction.set(None);
-        self.progress.set(Some(Progress {
-            stage: "starting".into(),
-            percent: 0,
-            bytes: 0,
-            started: js_sys::Date::now(),
-        }));
+        self.start_progress("starting".into());
         self.last.set_value(files.clone());
-        let model = Some(self.model.get_untracked())
-            .map(|m| m.trim().to_string())
-            .filter(|m| !m.is_empty());
+        let model = self.model_override();
         if files.len() == 1 {
             let Some((name, payload)) = files.into_iter().next() else {
                 return;
@@ -332,6 +325,23 @@ impl Ctx {
             let array: js_sys::Array = payloads.into_iter().collect();
             self.send(&Request::ImportFiles { names, model }, array.into());
         }
+    }
+
+    /// Shows the progress bar at its start, at `stage`.
+    pub fn start_progress(&self, stage: String) {
+        self.progress.set(Some(Progress {
+            stage,
+            percent: 0,
+            bytes: 0,
+            started: js_sys::Date::now(),
+        }));
+    }
+
+    /// The model box's override (`--model`), if it names one.
+    pub fn model_override(&self) -> Option<String> {
+        Some(self.model.get_untracked())
+            .map(|m| m.trim().to_string())
+            .filter(|m| !m.is_empty())
     }
 
     /// Imports the last files again (after the model override changed), keeping the trace.
@@ -742,12 +752,7 @@ fn encode(s: &str) -> String {
 
 /// Fetches `#url=` (the only request the app makes, and only when asked).
 fn fetch_url(ctx: Ctx, url: String) {
-    ctx.progress.set(Some(Progress {
-        stage: format!("downloading {url}"),
-        percent: 0,
-        bytes: 0,
-        started: js_sys::Date::now(),
-    }));
+    ctx.start_progress(format!("downloading {url}"));
     wasm_bindgen_futures::spawn_local(async move {
         let result: Result<js_sys::Uint8Array, String> = async {
             let w = window().ok_or("no window")?;

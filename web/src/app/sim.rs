@@ -88,6 +88,20 @@ fn per_call_chart(v: &SimView, budget: u32) -> impl IntoView {
             view! { <circle cx=x(i) cy=y(c.input_tokens as f64) r=4 class="miss"><title>{format!("call {}: {} miss(es): {}", c.index, c.misses.len(), c.misses.join("; "))}</title></circle> }
         })
         .collect_view();
+    // Where the policy summarized: a marker before the call that first sends the summary.
+    let summaries = v
+        .summaries
+        .iter()
+        .filter_map(|s| {
+            let i = v.calls.iter().position(|c| c.index == s.first_call)?;
+            let x = x(i);
+            Some(view! {
+                <line x1=x x2=x y1=5.0 y2=h - 15.0 class="compaction sim-summary-marker">
+                    <title>{format!("summary #{} at call {}: {} chunks ({} tokens) in {} tokens", s.index + 1, s.first_call, s.replaced_chunks, int(s.replaced_tokens), int(u64::from(s.summary_tokens)))}</title>
+                </line>
+            })
+        })
+        .collect_view();
     // The budget's label sits above its line, or below it when the line is at the top (the
     // budget is the chart's maximum) and there is no room above.
     let budget_y = y(f64::from(budget));
@@ -102,11 +116,13 @@ fn per_call_chart(v: &SimView, budget: u32) -> impl IntoView {
             <text x=w - 4.0 y=label_y text-anchor="end" class="axis" id="sim-budget-label">{format!("budget {}", int(budget))}</text>
             <text x=left - 6.0 y=y(max) + 8.0 text-anchor="end" class="axis">{int(max as u64)}</text>
             <text x=left - 6.0 y=y(0.0) text-anchor="end" class="axis">"0"</text>
+            {summaries}
             <polyline points=line(&|c| c.full_input_tokens) class="full"/>
             <polyline points=line(&|c| c.input_tokens) class="managed"/>
             {misses}
         </svg>
-        <div class="legend"><span><i class="full"></i>"keep everything"</span><span><i class="managed"></i>"under the policy"</span><span><i class="miss"></i>"call with misses"</span></div>
+        <div class="legend"><span><i class="full"></i>"keep everything"</span><span><i class="managed"></i>"under the policy"</span><span><i class="miss"></i>"call with misses"</span>
+            {(!v.summaries.is_empty()).then(|| view! { <span><i class="compaction"></i>"the policy summarized"</span> })}</div>
     }
 }
 
@@ -454,6 +470,12 @@ pub fn Simulator(data: Arc<Data>) -> impl IntoView {
                     </div>
                     <h3>{format!("Per call: {} at budget {}", v.policy, int(v.budget))}</h3>
                     {per_call_chart(&v, v.budget)}
+                    {(!v.summaries.is_empty()).then(|| view! {
+                        <section id="sim-summaries">
+                            <h3>{format!("Summaries the policy made ({}) — what each kept of what it replaced", v.summaries.len())}</h3>
+                            {super::views::compaction_details(&v.summaries, "sim-summary", &|_| None)}
+                        </section>
+                    })}
                 }
             })}
             <div class="diff-form">

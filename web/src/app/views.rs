@@ -259,8 +259,24 @@ fn compactions(data: &Data) -> Option<impl IntoView> {
     if a.compactions.is_empty() {
         return None;
     }
-    let rows = a
-        .compactions
+    let summary_chunk = |key: &str| a.chunks.iter().position(|r| r.key == key);
+    Some(view! {
+        <section id="compactions">
+            <h3>{format!("Compactions ({}) — what each summary kept of what it replaced", a.compactions.len())}</h3>
+            {compaction_details(&a.compactions, "compaction", &summary_chunk)}
+        </section>
+    })
+}
+
+/// One `<details>` per compaction report (recorded, or a replay's summaries): ids
+/// `{prefix}-{n}`, `{prefix}-{n}-kept`, `{prefix}-{n}-lost`. `summary_chunk` finds a recorded
+/// summary's row in the chunk table.
+pub fn compaction_details(
+    reports: &[memlens_core::compaction::CompactionReport],
+    prefix: &str,
+    summary_chunk: &dyn Fn(&str) -> Option<usize>,
+) -> impl IntoView {
+    reports
         .iter()
         .map(|c| {
             let reported = match (c.reported_tokens_before, c.reported_tokens_after) {
@@ -268,10 +284,13 @@ fn compactions(data: &Data) -> Option<impl IntoView> {
                 (Some(b), None) => format!(" · reported {} tokens before", int(b)),
                 _ => String::new(),
             };
-            let summary = c.summary_key.as_ref().map_or_else(
-                || "no summary recorded".to_string(),
-                |k| format!("summary {k} ({} tokens)", int(u64::from(c.summary_tokens))),
-            );
+            let summary = match &c.summary_key {
+                Some(k) => format!("summary {k} ({} tokens)", int(u64::from(c.summary_tokens))),
+                None if c.summary_tokens > 0 => {
+                    format!("a summary of {} tokens", int(u64::from(c.summary_tokens)))
+                }
+                None => "no summary recorded".to_string(),
+            };
             let head = format!(
                 "#{} before call {}{}{reported}: replaced {} chunks ({} tokens) with {summary}",
                 c.index + 1,
@@ -288,13 +307,11 @@ fn compactions(data: &Data) -> Option<impl IntoView> {
                     c.later_miss_count, c.calls_with_misses
                 )
             };
-            let summary_chunk = c
-                .summary_key
-                .as_ref()
-                .and_then(|k| a.chunks.iter().position(|r| &r.key == k));
-            let id = format!("compaction-{}", c.index + 1);
+            let chunk = c.summary_key.as_deref().and_then(summary_chunk);
+            let id = format!("{prefix}-{}", c.index + 1);
             view! {
-                <details class="compaction" id=id.clone() open=c.index == 0>
+                <details class="compaction" id=id.clone() open=c.index == 0
+                    data-replaced=c.replaced_chunks data-kept=c.kept.len() data-lost=c.lost.len() data-misses=c.later_miss_count>
                     <summary>{head}</summary>
                     <table class="tally">
                         <tr><th>"identifiers"</th><th>"file paths"</th><th>"commands"</th><th>"numbers"</th><th>"URLs"</th></tr>
@@ -313,7 +330,7 @@ fn compactions(data: &Data) -> Option<impl IntoView> {
                             <li>{format!("call {} used ", m.call)}<code>{m.evidence.text.clone()}</code>{format!(" (from {})", m.chunks.join(", "))}</li>
                         }).collect_view()}
                     </ul>
-                    {summary_chunk.map(|i| {
+                    {chunk.map(|i| {
                         let ctx = ctx();
                         view! {
                             <button class="link" on:click=move |_| { ctx.chunk.set(Some(i as u32)); ctx.view.set(View::Chunks); }>"Open the summary chunk"</button>
@@ -322,13 +339,7 @@ fn compactions(data: &Data) -> Option<impl IntoView> {
                 </details>
             }
         })
-        .collect_view();
-    Some(view! {
-        <section id="compactions">
-            <h3>{format!("Compactions ({}) — what each summary kept of what it replaced", a.compactions.len())}</h3>
-            {rows}
-        </section>
-    })
+        .collect_view()
 }
 
 fn share_ring(data: &Data) -> impl IntoView {

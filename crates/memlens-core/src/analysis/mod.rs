@@ -565,4 +565,6 @@ mod tests;
 
 pub use call_view::{call_view, component_of, CallChunk, CallView, Component};
 pub use projection::{project, project_within, Projection, TREND_WINDOW};
-pub use replay::{context_at, simulate_view, ContextDiff, DiffLine, Fate, SimCall, SimView};
+pub use replay::{
+    context_at, simulate_view, simulated_compactions, ContextDiff, DiffLine, Fate, SimCall, SimView,
+};

@@ -2,6 +2,7 @@
 //! policy would send at one call against the recorded input ([`ContextDiff`]), both from the
 //! simulator's own replay loop.
 
+use crate::compaction::{simulated_report, CompactionReport, SimulatedSummary};
 use crate::cost::PriceTable;
 use crate::model::{ChunkId, Trace};
 use crate::policy::compress::CompressKind;
@@ -9,7 +10,7 @@ use crate::policy::{Decision, EntryForm, PolicyConfig, PolicyError};
 use crate::references::AccessGraph;
 use crate::simulate::{simulate_trace, Totals, TraceSim};
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ops::ControlFlow;
 
 /// One call of a replay.
@@ -50,6 +51,11 @@ pub struct SimView {
     pub totals: Totals,
     /// Per call.
     pub calls: Vec<SimCall>,
+    /// The summaries the policy made, as compactions: what each kept of the chunks it stands
+    /// for, and the replay's later calls that needed something it lost
+    /// ([`simulated_compactions`]; left empty by [`simulate_view`], which sweeps call often).
+    #[serde(default)]
+    pub summaries: Vec<CompactionReport>,
 }
 
 impl SimView {
@@ -80,6 +86,7 @@ impl SimView {
                     over_budget: c.over_budget,
                 })
                 .collect(),
+            summaries: Vec::new(),
         }
     }
 }
@@ -94,6 +101,61 @@ pub fn simulate_view(
 ) -> Result<SimView, PolicyError> {
     let sim = simulate_trace(trace, graph, policy, budget, prices)?;
     Ok(SimView::from_sim(&policy.name, budget, &sim))
+}
+
+/// The summaries a policy makes when replayed on `trace` (its `compress.summary`, Letta's
+/// recursive summary), each as a [`CompactionReport`] the way a recorded compaction is reported:
+/// what the summary's text kept of the chunks it stands for, and which later calls of the replay
+/// used something only those chunks held and the policy did not send. A summary is reported at
+/// the first call that sends it.
+pub fn simulated_compactions(
+    trace: &Trace,
+    graph: &AccessGraph,
+    policy: &PolicyConfig,
+    budget: u32,
+    prices: &PriceTable,
+) -> Result<Vec<CompactionReport>, PolicyError> {
+    // Per call: what was sent; and each new summary: (call, covers, text, tokens).
+    let mut sent: Vec<(u32, HashSet<ChunkId>)> = Vec::new();
+    let mut made: Vec<(u32, Vec<ChunkId>, String, u32)> = Vec::new();
+    let mut seen: HashSet<Vec<ChunkId>> = HashSet::new();
+    crate::simulate::replay(
+        trace,
+        graph,
+        policy,
+        budget,
+        prices,
+        |recorded, decision| {
+            for e in &decision.entries {
+                if let EntryForm::Summary { covers } = &e.form {
+                    if seen.insert(covers.clone()) {
+                        let text = e.text.clone().unwrap_or_default();
+                        made.push((recorded.index, covers.clone(), text, e.tokens));
+                    }
+                }
+            }
+            sent.push((recorded.index, decision.chunk_ids().collect()));
+            ControlFlow::Continue(())
+        },
+    )?;
+    Ok(made
+        .iter()
+        .enumerate()
+        .map(|(index, (call, covers, text, tokens))| {
+            let summary = SimulatedSummary {
+                index,
+                call: *call,
+                covers,
+                text,
+                tokens: *tokens,
+            };
+            let later = sent
+                .iter()
+                .filter(|(c, _)| c >= call)
+                .map(|(c, ids)| (*c, ids));
+            simulated_report(trace, graph, summary, later)
+        })
+        .collect())
 }
 
 /// What a policy did to one chunk of a call's recorded input.

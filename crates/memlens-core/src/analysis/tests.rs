@@ -176,3 +176,56 @@ fn empty_trace_is_fine() {
     assert_eq!(round, a);
     assert!(trace_entries(&[trace], &PriceTable::builtin())[0].calls == 0);
 }
+
+#[test]
+fn a_policys_summaries_are_reported_as_compactions_of_the_replay() {
+    let trace = tool_trace();
+    let prices = PriceTable::builtin();
+    let graph = detect(&trace);
+    let mut policy = PolicyConfig::builtin("window").expect("builtin");
+    policy.compress.summary = Some(Default::default());
+    let view = simulate_view(&trace, &graph, &policy, 300, &prices).expect("runs");
+    let summaries =
+        super::simulated_compactions(&trace, &graph, &policy, 300, &prices).expect("runs");
+    assert!(
+        !summaries.is_empty(),
+        "the window summarizes what it evicts at 300 tokens"
+    );
+    let diff_at = |call: u32| {
+        context_at(&trace, &graph, &policy, 300, &prices, call)
+            .expect("runs")
+            .expect("a call")
+    };
+    for (n, s) in summaries.iter().enumerate() {
+        assert_eq!(s.index, n);
+        assert_eq!(s.trigger.as_deref(), Some("policy"));
+        assert!(s.replaced_chunks > 0 && s.replaced_tokens > 0);
+        // The summary is in the context the policy sends at its first call.
+        let diff = diff_at(s.first_call);
+        assert!(diff
+            .lines
+            .iter()
+            .any(|l| l.chunk.is_none() && l.sent_tokens == s.summary_tokens));
+        // Kept and lost partition what the covered chunks held, by kind.
+        let tallied: u32 = [s.identifiers, s.paths, s.commands, s.numbers, s.urls]
+            .iter()
+            .map(|t| t.replaced)
+            .sum();
+        assert_eq!(tallied as usize, s.kept.len() + s.lost.len());
+        // Every later miss it caused is a miss of the replay at that call.
+        for m in &s.later_misses {
+            assert!(m.call >= s.first_call);
+            assert!(
+                !view.calls[m.call as usize].misses.is_empty(),
+                "call {} misses {:?} in the summary's report but not in the replay",
+                m.call,
+                m.evidence
+            );
+        }
+    }
+    // The tool results' flight numbers (HAT036...) are items of the covered chunks.
+    assert!(summaries
+        .iter()
+        .flat_map(|s| s.kept.iter().chain(&s.lost))
+        .any(|i| i.text.starts_with("HAT")));
+}
