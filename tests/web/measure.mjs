@@ -170,6 +170,47 @@ async function liveLatency(nativeFile, appends) {
   await context.close();
   return { worker, badge, overview, records, calls: callAt.length, chunks };
 }
+// The page↔worker protocol: the worker's own measurement (Request::ProtocolBench) of its JSON
+// text replies against serde-wasm-bindgen, on the analysis reply of one trace (the largest
+// message), in a worker started the way the page starts it.
+async function protocolBench(file, trace) {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await page.goto(URL_BASE);
+  await page.waitForSelector('body[data-worker="ready"]', { timeout: 60000 });
+  await page.evaluate(() => {
+    const input = document.createElement('input');
+    input.type = 'file';
+    input.id = 'bench-input';
+    document.body.append(input);
+  });
+  await page.setInputFiles('#bench-input', file);
+  const result = await page.evaluate(async ({ trace }) => {
+    const url = (f) => new URL(f, document.baseURI).href;
+    const script = `importScripts(${JSON.stringify(url('worker.js'))});wasm_bindgen(${JSON.stringify(url('worker_bg.wasm'))});`;
+    const worker = new Worker(URL.createObjectURL(new Blob([script], { type: 'text/javascript' })));
+    const next = (kind) => new Promise((resolve, reject) => {
+      worker.onmessage = (ev) => {
+        const m = JSON.parse(ev.data);
+        if (m.kind === kind) resolve(m);
+        else if (m.kind === 'error') reject(new Error(m.message));
+      };
+    });
+    await next('ready');
+    const file = document.querySelector('#bench-input').files[0];
+    worker.postMessage({ json: JSON.stringify({ kind: 'import', name: file.name }), payload: file });
+    const loaded = await next('loaded');
+    worker.postMessage({ json: JSON.stringify({ kind: 'protocol_bench', trace, rounds: 7 }) });
+    const bench = await next('protocol_bench');
+    worker.terminate();
+    return { ...bench, chunks: loaded.traces[trace].chunks };
+  }, { trace });
+  await context.close();
+  return result;
+}
+const protocol = [];
+if (existsSync(TAU)) protocol.push(['tau-bench, one trajectory', await protocolBench(TAU, 7)]);
+protocol.push(['the 100,000-chunk trace', await protocolBench(rowsFile, 0)]);
 const tauNative = path.join(ROOT, 'target/web-artifacts/tau.memlens.jsonl');
 execFileSync(MEMLENS, ['convert', TAU, '-o', tauNative]);
 const live = [['tau-bench, its longest trajectory', await liveLatency(tauNative, 10)]];
@@ -195,4 +236,13 @@ for (const [what, r] of live) {
   console.log(`| live follow, ${what} (${r.calls} calls, ${r.chunks} chunks), ${r.worker.length} appends of one call (median ${median(r.records)} records): worker time to read an append | ${median(r.worker).toFixed(1)} ms (${median(perRecord).toFixed(2)} ms per record) |`);
   console.log(`| the same: from the write to the live badge updated (includes the wait for the next look, every 500 ms) | ${ms(r.badge)} |`);
   console.log(`| the same: from the write to the overview showing the new call | ${ms(r.overview)} |`);
+}
+console.log('\n| analysis reply (page↔worker) | protocol | encode | postMessage copy | decode | total |\n|---|---|---|---|---|---|');
+for (const [what, r] of protocol) {
+  const row = (name, t) => `| ${what} (${int(r.chunks)} chunks, ${kb(r.json_bytes)} of JSON) | ${name} | ${t.encode_ms.toFixed(1)} ms | ${t.clone_ms.toFixed(1)} ms | ${t.decode_ms.toFixed(1)} ms | ${(t.encode_ms + t.clone_ms + t.decode_ms).toFixed(1)} ms |`;
+  console.log(row('JSON text (MemLens)', r.json));
+  console.log(row('serde-wasm-bindgen', r.serde_wasm_bindgen));
+  const ratio = (r.serde_wasm_bindgen.encode_ms + r.serde_wasm_bindgen.clone_ms + r.serde_wasm_bindgen.decode_ms)
+    / (r.json.encode_ms + r.json.clone_ms + r.json.decode_ms);
+  console.log(`| | serde-wasm-bindgen / JSON | | | | ${ratio.toFixed(2)}x |`);
 }

@@ -114,6 +114,26 @@ pub enum Request {
         /// The call.
         call: u32,
     },
+    /// Measures this protocol against serde-wasm-bindgen on one trace's analysis reply (the
+    /// largest message): encode, `structuredClone` (what `postMessage` does) and decode, each
+    /// way, `rounds` times (`scripts/web.sh measure`; BENCHMARKS.md).
+    ProtocolBench {
+        /// Index of the trace.
+        trace: usize,
+        /// Rounds (medians are reported).
+        rounds: u32,
+    },
+}
+
+/// Median times of one way of sending a reply, milliseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PhaseTimes {
+    /// Rust value to a JS value (a string, or an object tree).
+    pub encode_ms: f64,
+    /// `structuredClone` of that value: the copy `postMessage` makes.
+    pub clone_ms: f64,
+    /// The JS value back to the Rust value.
+    pub decode_ms: f64,
 }
 
 /// How a followed file is read, and how much of it has been.
@@ -137,6 +157,15 @@ pub struct LiveStatus {
 pub enum Response {
     /// The worker is ready for requests.
     Ready,
+    /// [`Request::ProtocolBench`]'s medians.
+    ProtocolBench {
+        /// The reply's JSON text, bytes.
+        json_bytes: usize,
+        /// JSON text (this protocol).
+        json: PhaseTimes,
+        /// serde-wasm-bindgen (`Serializer::json_compatible`).
+        serde_wasm_bindgen: PhaseTimes,
+    },
     /// Import progress.
     Progress {
         /// What it is doing.

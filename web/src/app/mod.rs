@@ -432,6 +432,8 @@ impl Ctx {
 
     fn on_response(&self, response: Response) {
         match response {
+            // Only `scripts/web.sh measure` asks for it, from a worker of its own.
+            Response::ProtocolBench { .. } => {}
             Response::Ready => {
                 self.ready.set(true);
                 let queued = self.queue.try_update_value(std::mem::take);
