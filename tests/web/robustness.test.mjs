@@ -76,3 +76,29 @@ test('#url= loads from a URL, the only request the app makes', async () => {
   assert.match(await browserPage.textContent('#error'), /HTTP 404/);
   await browserPage.close();
 });
+
+test('a worker that stops is restarted once, and the stopped one is no longer listened to', async () => {
+  const { page } = await open(browser);
+  // Keep every Worker the page makes, to make one fail.
+  await page.addInitScript(() => {
+    const Real = window.Worker;
+    window.__workers = [];
+    window.Worker = class extends Real {
+      constructor(...args) { super(...args); window.__workers.push(this); }
+    };
+  });
+  await page.reload();
+  await page.waitForSelector('body[data-worker="ready"]');
+  assert.equal(await page.evaluate(() => window.__workers.length), 1);
+  await page.evaluate(() => window.__workers[0].dispatchEvent(new ErrorEvent('error', { message: 'simulated crash' })));
+  await page.waitForSelector('#error');
+  assert.match(await page.textContent('#error'), /The worker stopped \(simulated crash\)\. It is restarted/);
+  await page.waitForFunction(() => window.__workers.length === 2);
+  await page.waitForSelector('body[data-worker="ready"]');
+  // The first worker's listeners went with it: another error there restarts nothing.
+  await page.evaluate(() => window.__workers[0].dispatchEvent(new ErrorEvent('error', { message: 'again' })));
+  await page.click('#load-sample');
+  await page.waitForSelector('#k-calls');
+  assert.equal(await page.evaluate(() => window.__workers.length), 2);
+  await page.close();
+});

@@ -80,7 +80,11 @@ pub fn run() {
     console_error_panic_hook::set_once();
     let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
     let reply_to = scope.clone();
-    let onmessage = Closure::<dyn Fn(MessageEvent)>::new(move |ev: MessageEvent| {
+    // The worker's one listener, for its whole life.
+    gloo_events::EventListener::new(&scope, "message", move |ev| {
+        let Some(ev) = ev.dyn_ref::<MessageEvent>() else {
+            return;
+        };
         let data = ev.data();
         let json = js_sys::Reflect::get(&data, &"json".into())
             .ok()
@@ -97,9 +101,8 @@ pub fn run() {
                 },
             ),
         }
-    });
-    scope.set_onmessage(Some(onmessage.as_ref().unchecked_ref()));
-    onmessage.forget();
+    })
+    .forget();
     post(&scope, &Response::Ready);
 }
 

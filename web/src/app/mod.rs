@@ -143,6 +143,9 @@ pub struct Progress {
 #[derive(Clone, Copy)]
 pub struct Ctx {
     worker: StoredValue<Option<web_sys::Worker>, LocalStorage>,
+    /// The worker's `message` and `error` listeners: replaced (and so removed) with the worker
+    /// when it is restarted.
+    worker_listeners: StoredValue<Vec<gloo_events::EventListener>, LocalStorage>,
     queue: StoredValue<Vec<js_sys::Object>, LocalStorage>,
     ready: RwSignal<bool>,
     /// Import progress while loading.
@@ -226,6 +229,7 @@ impl Ctx {
     fn new() -> Ctx {
         Ctx {
             worker: StoredValue::new_local(None),
+            worker_listeners: StoredValue::new_local(Vec::new()),
             queue: StoredValue::new_local(Vec::new()),
             ready: RwSignal::new(false),
             progress: RwSignal::new(None),
@@ -656,22 +660,22 @@ impl Ctx {
             }
         };
         let this = *self;
-        let onmessage =
-            Closure::<dyn Fn(web_sys::MessageEvent)>::new(move |ev: web_sys::MessageEvent| {
-                let Some(text) = ev.data().as_string() else {
-                    return;
-                };
-                match serde_json::from_str::<Response>(&text) {
-                    Ok(r) => this.on_response(r),
-                    Err(e) => this
-                        .error
-                        .set(Some(format!("unreadable reply from the worker: {e}"))),
-                }
-            });
-        worker.set_onmessage(Some(onmessage.as_ref().unchecked_ref()));
-        onmessage.forget();
-        let onerror = Closure::<dyn Fn(web_sys::Event)>::new(move |ev: web_sys::Event| {
-            let detail = js_sys::Reflect::get(&ev, &"message".into())
+        let onmessage = gloo_events::EventListener::new(&worker, "message", move |ev| {
+            let Some(text) = ev
+                .dyn_ref::<web_sys::MessageEvent>()
+                .and_then(|m| m.data().as_string())
+            else {
+                return;
+            };
+            match serde_json::from_str::<Response>(&text) {
+                Ok(r) => this.on_response(r),
+                Err(e) => this
+                    .error
+                    .set(Some(format!("unreadable reply from the worker: {e}"))),
+            }
+        });
+        let onerror = gloo_events::EventListener::new(&worker, "error", move |ev| {
+            let detail = js_sys::Reflect::get(ev, &"message".into())
                 .ok()
                 .and_then(|m| m.as_string())
                 .unwrap_or_else(|| "unknown error".into());
@@ -686,10 +690,10 @@ impl Ctx {
                     w.terminate();
                 }
             });
-            this.spawn_worker();
+            // Not from inside this listener's own call: the restart replaces (drops) it.
+            wasm_bindgen_futures::spawn_local(async move { this.spawn_worker() });
         });
-        worker.set_onerror(Some(onerror.as_ref().unchecked_ref()));
-        onerror.forget();
+        self.worker_listeners.set_value(vec![onmessage, onerror]);
         self.worker.set_value(Some(worker));
     }
 }
