@@ -17,6 +17,8 @@ step "size check (core files <= 800 lines, functions <= 120)"
 python3 scripts/size_check.py
 step "clippy (native)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
+# The core as the web worker takes it: no compiled-in tables (memlens_core::assets).
+cargo clippy -p memlens-core --no-default-features --locked -- -D warnings
 step "clippy (wasm32: core, importers, npm layer, web app)"
 cargo clippy "${WASM_CRATES[@]}" --target wasm32-unknown-unknown --locked -- -D warnings
 CARGO_TARGET_DIR=target/web cargo clippy -p memlens-web --target wasm32-unknown-unknown --locked -- -D warnings

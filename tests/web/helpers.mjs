@@ -27,12 +27,17 @@ export async function launch() {
 }
 
 // A page on the app, with the worker ready. Records page errors; `requests` collects every
-// request made after `watch()` (the app must make none but an explicit #url=).
+// request made after `watch()` (the app must make none but an explicit #url= and the tables its
+// worker fetches on first use: `assets()`, same-origin GETs without a body).
 export async function open(browser, hash = '') {
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
   const state = { errors: [], requests: [], watching: false };
   page.on('pageerror', (e) => state.errors.push(e.message));
-  page.on('request', (r) => { if (state.watching) state.requests.push(r.url()); });
+  const everything = [];
+  page.on('request', (r) => {
+    everything.push(r);
+    if (state.watching) state.requests.push(r);
+  });
   const consoleErrors = [];
   page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
   await page.goto(URL_BASE + hash);
@@ -44,8 +49,14 @@ export async function open(browser, hash = '') {
       + `\nconsole errors: ${JSON.stringify(consoleErrors)}`);
   }
   state.watch = () => { state.watching = true; };
-  // Requests that leave the page: anything but blob:/data: (downloads and the worker are blobs).
-  state.network = () => state.requests.filter((u) => !u.startsWith('blob:') && !u.startsWith('data:'));
+  const isAsset = (r) => r.url().startsWith(`${URL_BASE}assets/`) && r.method() === 'GET'
+    && !r.postData();
+  // Requests that leave the page: anything but blob:/data: (downloads and the worker are blobs)
+  // and the app's own tables.
+  state.network = () => state.requests.filter((r) => !isAsset(r)).map((r) => r.url())
+    .filter((u) => !u.startsWith('blob:') && !u.startsWith('data:'));
+  // The tables fetched since the page opened (file names, in order).
+  state.assets = () => everything.filter(isAsset).map((r) => r.url().slice(`${URL_BASE}assets/`.length));
   return { page, state };
 }
 

@@ -30,6 +30,37 @@ function reference(text) {
   return cli('inspect', file, '--json').traces[0];
 }
 
+// A page following an OPFS file that holds `first`, incrementally; requests watched from here.
+async function startFollowing(first) {
+  const { page, state } = await open(browser);
+  await page.addInitScript(LIVE_PICKER);
+  await page.reload();
+  await page.waitForSelector('body[data-worker="ready"]');
+  await writeOpfs(page, first, false);
+  state.watch();
+  await page.click('#follow');
+  await page.waitForSelector('#live-badge[data-mode="incremental"]');
+  await page.waitForSelector('#k-calls');
+  assert.equal(await page.textContent('#k-calls'), int(reference(first).calls));
+  return { page, state };
+}
+
+// After append `i` (0-based) bringing the file to `text`: the views show what the CLI says of its
+// complete lines, and the worker parsed each byte once (no re-import).
+async function checkAppend(page, i, text) {
+  const complete = text.slice(0, text.lastIndexOf('\n') + 1);
+  const ref = reference(complete);
+  await page.waitForSelector(`#live-badge[data-updates="${i + 1}"]`, { timeout: 10000 });
+  await page.waitForFunction(([calls, chunks]) => document.querySelector('#k-calls')?.textContent === calls
+    && document.querySelector('#k-chunks')?.textContent === chunks, [int(ref.calls), int(ref.chunks)], { timeout: 10000 });
+  assert.equal(await page.textContent('#k-input'), int(ref.counted_input_tokens));
+  const badge = await page.$eval('#live-badge', (e) => ({ ...e.dataset }));
+  assert.equal(badge.mode, 'incremental');
+  assert.equal(Number(badge.bytes), Buffer.byteLength(text), 'every byte appended reached the worker');
+  assert.equal(Number(badge.parsed), Buffer.byteLength(text), 'no byte was parsed twice: no re-import');
+  assert.equal(Number(badge.records), complete.split('\n').length - 1, 'records read = complete lines');
+}
+
 test('a file that grows while the page is open is followed, reading only what was appended', async () => {
   const lines = liveLines();
   const calls = lines.map((l, i) => [JSON.parse(l).type, i]).filter(([t]) => t === 'call').map(([, i]) => i);
@@ -41,31 +72,13 @@ test('a file that grows while the page is open is followed, reading only what wa
   const half = Math.floor(parts[2].length / 2);
   const appends = [parts[1], parts[2].slice(0, half), parts[2].slice(half) + parts[3]];
 
-  const { page, state } = await open(browser);
-  await page.addInitScript(LIVE_PICKER);
-  await page.reload();
-  await page.waitForSelector('body[data-worker="ready"]');
-  await writeOpfs(page, parts[0], false);
-  state.watch();
-  await page.click('#follow');
-  await page.waitForSelector('#live-badge[data-mode="incremental"]');
-  await page.waitForSelector('#k-calls');
+  const { page, state } = await startFollowing(parts[0]);
   let text = parts[0];
-  assert.equal(await page.textContent('#k-calls'), int(reference(text).calls));
 
   for (const [i, piece] of appends.entries()) {
     await writeOpfs(page, piece, true);
     text += piece;
-    const complete = text.slice(0, text.lastIndexOf('\n') + 1);
-    const ref = reference(complete);
-    await page.waitForSelector(`#live-badge[data-updates="${i + 1}"]`, { timeout: 10000 });
-    await page.waitForFunction((n) => document.querySelector('#k-calls')?.textContent === n, int(ref.calls), { timeout: 10000 });
-    assert.equal(await page.textContent('#k-chunks'), int(ref.chunks));
-    assert.equal(await page.textContent('#k-input'), int(ref.counted_input_tokens));
-    const badge = await page.$eval('#live-badge', (e) => ({ ...e.dataset }));
-    assert.equal(Number(badge.bytes), Buffer.byteLength(text), 'every byte appended reached the worker');
-    assert.equal(Number(badge.parsed), Buffer.byteLength(text), 'no byte was parsed twice: no re-import');
-    assert.equal(Number(badge.records), complete.split('\n').length - 1, 'records read = complete lines');
+    await checkAppend(page, i, text);
   }
   const final = cli('inspect', SAMPLE, '--json').traces[0];
   assert.equal(await page.textContent('#k-calls'), int(final.calls), 'the finished file is the sample');
@@ -95,29 +108,12 @@ test('a Claude Code session that grows is followed in parts: each appended line 
     .split('\n').filter((l) => l.trim()).map((l) => l + '\n');
   const cuts = [6, 10, 14, lines.length];
   const parts = cuts.map((c, i) => lines.slice(i === 0 ? 0 : cuts[i - 1], c).join(''));
-  const { page, state } = await open(browser);
-  await page.addInitScript(LIVE_PICKER);
-  await page.reload();
-  await page.waitForSelector('body[data-worker="ready"]');
-  await writeOpfs(page, parts[0], false);
-  state.watch();
-  await page.click('#follow');
-  await page.waitForSelector('#live-badge[data-mode="incremental"]');
-  await page.waitForSelector('#k-calls');
+  const { page, state } = await startFollowing(parts[0]);
   let text = parts[0];
-  assert.equal(await page.textContent('#k-calls'), int(reference(text).calls));
   for (const [i, piece] of parts.slice(1).entries()) {
     await writeOpfs(page, piece, true);
     text += piece;
-    const ref = reference(text);
-    await page.waitForSelector(`#live-badge[data-updates="${i + 1}"]`, { timeout: 10000 });
-    await page.waitForFunction((n) => document.querySelector('#k-chunks')?.textContent === n, int(ref.chunks), { timeout: 10000 });
-    assert.equal(await page.textContent('#k-calls'), int(ref.calls));
-    assert.equal(await page.textContent('#k-input'), int(ref.counted_input_tokens));
-    const badge = await page.$eval('#live-badge', (e) => ({ ...e.dataset }));
-    assert.equal(badge.mode, 'incremental');
-    assert.equal(Number(badge.parsed), Buffer.byteLength(text), 'no byte was parsed twice: no re-import');
-    assert.equal(Number(badge.records), text.split('\n').length - 1, 'records read = lines');
+    await checkAppend(page, i, text);
   }
   assert.equal(await page.textContent('#k-calls'), int(4), 'the whole session');
   await shot(page, 'live-claude-code');

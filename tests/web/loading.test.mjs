@@ -2,7 +2,9 @@
 // trace across reloads and feed the weight fit.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { launch, open, cli, int, shot, SAMPLE, ROOT } from './helpers.mjs';
 
 let browser;
@@ -138,5 +140,44 @@ test('an Anthropic log with usage: reported vs counted input, per call', async (
   const withUsage = ref.calls_detail.filter((c) => c.reported_input != null).length;
   assert.equal(await page.locator('#growth-chart circle.reported').count(), withUsage);
   await shot(page, 'anthropic-usage');
+  await page.close();
+});
+
+test('the tokenizer vocabularies and word vectors are fetched on first use, each once', async () => {
+  const { page, state } = await open(browser);
+  assert.deepEqual(state.assets(), [], 'nothing is fetched before a trace needs it');
+  const paste = async (text, model) => {
+    await page.evaluate((t) => {
+      const dt = new DataTransfer();
+      dt.setData('text', t);
+      document.body.dispatchEvent(new ClipboardEvent('paste', { clipboardData: dt, bubbles: true }));
+    }, text);
+    // The overview of this trace (the previous one's stays until the new one is loaded).
+    await page.waitForFunction((m) => document.querySelector('h2')?.textContent.includes(` · ${m} · `)
+      && document.querySelector('#k-input'), model);
+  };
+  // gpt-4o: o200k_base, counted exactly as the CLI counts.
+  await paste(sampleText, 'gpt-4o');
+  assert.deepEqual(state.assets(), ['o200k_base.tiktoken']);
+  assert.equal(await page.textContent('#k-input'), int(ref().counted_input_tokens));
+  // gpt-4: cl100k_base, fetched when a gpt-4 trace arrives.
+  const gpt4 = sampleText.replace('"model": "gpt-4o"', '"model": "gpt-4"');
+  const gpt4File = path.join(mkdtempSync(path.join(tmpdir(), 'memlens-assets-')), 'gpt-4.json');
+  writeFileSync(gpt4File, gpt4);
+  await paste(gpt4, 'gpt-4');
+  assert.deepEqual(state.assets(), ['o200k_base.tiktoken', 'cl100k_base.tiktoken']);
+  assert.equal(await page.textContent('#k-input'),
+    int(cli('inspect', gpt4File, '--json').traces[0].counted_input_tokens));
+  // Both are kept: loading the first trace again fetches nothing.
+  await paste(sampleText, 'gpt-4o');
+  assert.equal(state.assets().length, 2);
+  // The word vectors: when a policy that retrieves (recall) is first replayed.
+  await page.click('#tab-simulator');
+  await page.selectOption('#policy-select', 'recall');
+  await page.click('#run-sim');
+  await page.waitForFunction(() => !document.querySelector('#busy'));
+  await page.waitForSelector('#sim-input');
+  assert.deepEqual(state.assets(), ['o200k_base.tiktoken', 'cl100k_base.tiktoken', 'word-vectors.bin']);
+  assert.deepEqual(state.errors, []);
   await page.close();
 });

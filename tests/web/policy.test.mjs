@@ -28,6 +28,19 @@ async function totals(page) {
   await page.waitForSelector('#sim-input');
   return [await page.textContent('#sim-input'), await page.textContent('#sim-saved'), await page.textContent('#sim-misses')];
 }
+// The sample in the simulator at `budget`, with `policyText` in the policy box; requests watched.
+async function simulatorWith(budget, policyText) {
+  const { page, state } = await open(browser);
+  state.watch();
+  await page.click('#load-sample');
+  await page.waitForSelector('#k-calls');
+  await page.click('#tab-simulator');
+  await page.fill('#budget', String(budget));
+  await page.press('#budget', 'Tab');
+  await page.click('.sim-form details summary');
+  await page.fill('#policy-text', policyText);
+  return { page, state };
+}
 const want = (file, budget) => {
   const t = cli('simulate', SAMPLE, '--policy', file, '--budget', String(budget), '--json').traces[0].totals;
   return [int(t.input_tokens), int(t.saved_tokens), String(t.misses)];
@@ -36,17 +49,8 @@ const want = (file, budget) => {
 test('TOML edit, form edit and export replay like the CLI', async () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'memlens-policy-'));
   const budget = 600;
-  const { page, state } = await open(browser);
-  state.watch();
-  await page.click('#load-sample');
-  await page.waitForSelector('#k-calls');
-  await page.click('#tab-simulator');
-  await page.fill('#budget', String(budget));
-  await page.press('#budget', 'Tab');
-
   // TOML in the text box.
-  await page.click('.sim-form details summary');
-  await page.fill('#policy-text', TOML);
+  const { page, state } = await simulatorWith(budget, TOML);
   const tomlFile = path.join(dir, 'edited.toml');
   writeFileSync(tomlFile, TOML);
   assert.deepEqual(await totals(page), want(tomlFile, budget));
@@ -109,15 +113,7 @@ test("a policy's summaries are shown as compactions, as `memlens simulate --summ
   const budget = 600;
   const want = cli('simulate', SAMPLE, '--policy', file, '--budget', String(budget), '--summaries', '--json').traces[0].summaries;
   assert.ok(want.length >= 2, 'the window summarizes what it evicts on the sample');
-  const { page, state } = await open(browser);
-  state.watch();
-  await page.click('#load-sample');
-  await page.waitForSelector('#k-calls');
-  await page.click('#tab-simulator');
-  await page.fill('#budget', String(budget));
-  await page.press('#budget', 'Tab');
-  await page.click('.sim-form details summary');
-  await page.fill('#policy-text', text);
+  const { page, state } = await simulatorWith(budget, text);
   await totals(page);
   await page.waitForSelector('#sim-summaries');
   const shown = await page.$$eval('#sim-summaries details.compaction', (ds) => ds.map((d) => ({

@@ -102,3 +102,15 @@ test('a worker that stops is restarted once, and the stopped one is no longer li
   assert.equal(await page.evaluate(() => window.__workers.length), 2);
   await page.close();
 });
+
+test('a tokenizer vocabulary that cannot be fetched: estimated counts, said so, the app usable', async () => {
+  const { page, state } = await open(browser);
+  await page.route('**/assets/o200k_base.tiktoken', (route) => route.abort());
+  await page.click('#load-sample');
+  await page.waitForSelector('#k-calls');
+  const warnings = await page.textContent('#warnings');
+  assert.match(warnings, /o200k_base\.tiktoken could not be loaded .*token counts are estimates/);
+  assert.match(await page.textContent('h2'), /\(estimated\)/);
+  assert.deepEqual(state.errors, []);
+  await page.close();
+});

@@ -26,6 +26,7 @@
 //! ```
 
 pub mod analysis;
+pub mod assets;
 pub mod builder;
 pub mod compaction;
 pub mod cost;

@@ -4,7 +4,7 @@ use crate::compaction::{compaction_reports, CompactionReport};
 use crate::cost::{trace_cost, CallCost, PriceTable, TraceCost};
 use crate::model::{Category, Trace};
 use crate::references::AccessGraph;
-use crate::tokens::{encoding_for_model, Encoding};
+use crate::tokens::{Encoding, TokenCounter};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -123,7 +123,8 @@ pub(crate) fn summarize_with(
     top: usize,
     graph: Option<&AccessGraph>,
 ) -> TraceSummary {
-    let choice = encoding_for_model(trace.main_model());
+    // The counter's choice: estimated also when the vocabulary could not be loaded (`assets`).
+    let choice = TokenCounter::for_model(trace.main_model()).choice();
     let mut by_category = BTreeMap::new();
     let mut total = 0u64;
     for c in &trace.chunks {

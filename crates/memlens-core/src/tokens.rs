@@ -19,6 +19,7 @@ use tiktoken_rs::tokenizer::{get_tokenizer, Tokenizer};
 mod bpe;
 mod pretokenize;
 
+use crate::assets::{Asset, AssetError};
 use bpe::Vocabulary;
 use pretokenize::Pattern;
 
@@ -50,14 +51,17 @@ impl Encoding {
         }
     }
 
-    fn vocabulary(self) -> &'static Vocabulary {
-        // Built once per process, on first use (~130 ms for o200k).
-        static O200K: OnceLock<Vocabulary> = OnceLock::new();
-        static CL100K: OnceLock<Vocabulary> = OnceLock::new();
-        match self {
-            Encoding::O200kBase => O200K.get_or_init(Vocabulary::o200k),
-            Encoding::Cl100kBase => CL100K.get_or_init(Vocabulary::cl100k),
-        }
+    /// The vocabulary, built once per process on first use (~130 ms for o200k): compiled in, or
+    /// parsed from the host loader's bytes ([`crate::assets`]). A failure is kept too: a host
+    /// that could not fetch it once is not asked again within the run.
+    fn vocabulary(self) -> Result<&'static Vocabulary, &'static AssetError> {
+        static O200K: OnceLock<Result<Vocabulary, AssetError>> = OnceLock::new();
+        static CL100K: OnceLock<Result<Vocabulary, AssetError>> = OnceLock::new();
+        let (cell, asset) = match self {
+            Encoding::O200kBase => (&O200K, Asset::O200kBase),
+            Encoding::Cl100kBase => (&CL100K, Asset::Cl100kBase),
+        };
+        cell.get_or_init(|| load_vocabulary(asset)).as_ref()
     }
 
     fn pattern(self) -> Pattern {
@@ -66,6 +70,23 @@ impl Encoding {
             Encoding::Cl100kBase => Pattern::Cl100k,
         }
     }
+}
+
+#[cfg(feature = "embedded-assets")]
+fn load_vocabulary(asset: Asset) -> Result<Vocabulary, AssetError> {
+    Ok(match asset {
+        Asset::Cl100kBase => Vocabulary::cl100k(),
+        _ => Vocabulary::o200k(),
+    })
+}
+
+#[cfg(not(feature = "embedded-assets"))]
+fn load_vocabulary(asset: Asset) -> Result<Vocabulary, AssetError> {
+    let bytes = crate::assets::load(asset)?;
+    Vocabulary::from_tiktoken(&bytes).map_err(|reason| AssetError {
+        file: asset.file_name(),
+        reason,
+    })
 }
 
 impl std::fmt::Display for Encoding {
@@ -108,11 +129,19 @@ pub fn encoding_for_model(model: Option<&str>) -> EncodingChoice {
 }
 
 /// Counts tokens with one encoding.
+///
+/// When the encoding's vocabulary cannot be loaded (a host without compiled-in tables whose
+/// loader failed, [`crate::assets`]) the counter still counts, with an estimate of one token per
+/// [`ESTIMATE_BYTES_PER_TOKEN`] bytes, and its choice is marked estimated;
+/// [`TokenCounter::unavailable`] says why.
 #[derive(Clone, Copy)]
 pub struct TokenCounter {
     choice: EncodingChoice,
-    vocabulary: &'static Vocabulary,
+    vocabulary: Result<&'static Vocabulary, &'static AssetError>,
 }
+
+/// Bytes per token of the fallback estimate (OpenAI's rule of thumb for English text).
+pub const ESTIMATE_BYTES_PER_TOKEN: usize = 4;
 
 impl std::fmt::Debug for TokenCounter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -125,10 +154,20 @@ impl std::fmt::Debug for TokenCounter {
 impl TokenCounter {
     /// A counter for this encoding choice. Builds the encoder on first use in the process.
     pub fn new(choice: EncodingChoice) -> TokenCounter {
+        let vocabulary = choice.encoding.vocabulary();
         TokenCounter {
-            choice,
-            vocabulary: choice.encoding.vocabulary(),
+            choice: EncodingChoice {
+                estimated: choice.estimated || vocabulary.is_err(),
+                ..choice
+            },
+            vocabulary,
         }
+    }
+
+    /// Why this counter estimates instead of counting exactly: its vocabulary could not be
+    /// loaded. None when it counts with the encoding's vocabulary.
+    pub fn unavailable(&self) -> Option<&'static AssetError> {
+        self.vocabulary.err()
     }
 
     /// A counter for a model name.
@@ -146,9 +185,12 @@ impl TokenCounter {
         if text.is_empty() {
             return 0;
         }
+        let Ok(vocabulary) = self.vocabulary else {
+            return saturate(text.len().div_ceil(ESTIMATE_BYTES_PER_TOKEN));
+        };
         let mut tokens = 0usize;
         pretokenize::for_each_piece(self.choice.encoding.pattern(), text, |piece| {
-            tokens += self.vocabulary.count_piece(piece.as_bytes());
+            tokens += vocabulary.count_piece(piece.as_bytes());
         });
         saturate(tokens)
     }
@@ -302,6 +344,52 @@ mod tests {
         assert_counts_as_tiktoken(&"!?".repeat(2000));
         assert_counts_as_tiktoken(&" ".repeat(500));
         assert_counts_as_tiktoken(&"\u{4E2D}\u{6587}\u{1F600}".repeat(300));
+    }
+
+    #[test]
+    fn tiktoken_files_parse_to_the_compiled_in_vocabularies() {
+        // The web worker's path: the vocabulary parsed from `.tiktoken` bytes counts as the one
+        // compiled in (written back out in tiktoken's format from it: every token and rank).
+        for (encoding, embedded) in [
+            (Encoding::O200kBase, bpe::Vocabulary::o200k()),
+            (Encoding::Cl100kBase, bpe::Vocabulary::cl100k()),
+        ] {
+            let file = embedded.to_tiktoken();
+            let parsed = bpe::Vocabulary::from_tiktoken(&file).expect("the written file parses");
+            assert_eq!(parsed.len(), embedded.len(), "{encoding:?}");
+            assert_eq!(parsed.to_tiktoken(), file, "{encoding:?}");
+            let text = "Refund order #W2378156: the customer's \u{4E2D}\u{6587} note, 42 items!";
+            let mut pieces = (0, 0);
+            pretokenize::for_each_piece(encoding.pattern(), text, |p| {
+                pieces.0 += parsed.count_piece(p.as_bytes());
+                pieces.1 += embedded.count_piece(p.as_bytes());
+            });
+            assert_eq!(pieces.0, pieces.1, "{encoding:?}");
+            assert_eq!(pieces.0, reference(encoding, text) as usize, "{encoding:?}");
+        }
+    }
+
+    #[test]
+    fn malformed_tiktoken_files_name_the_line() {
+        let cases: [(&[u8], &str); 5] = [
+            (b"", "no tokens"),
+            (b"IQ== 0\nIg==\n", "line 2: expected `base64-token rank`"),
+            (b"IQ== 0\n*** 1\n", "line 2: expected a base64 token"),
+            (b"IQ== 0\r\nIg== x\r\n", "line 2: expected a rank"),
+            (
+                b"IQ== 0\nIQ== 1\n",
+                "line 2: expected a non-empty token not listed before",
+            ),
+        ];
+        for (file, expected) in cases {
+            let error = bpe::Vocabulary::from_tiktoken(file)
+                .err()
+                .expect("a malformed file is refused");
+            assert!(error.starts_with(expected), "{error:?} for {file:?}");
+        }
+        let ok =
+            bpe::Vocabulary::from_tiktoken(b"IQ== 0\r\nIg== 1\n\n").expect("CRLF and blank lines");
+        assert_eq!(ok.len(), 2);
     }
 
     proptest::proptest! {

@@ -699,7 +699,9 @@ impl Ctx {
 }
 
 /// Starts the worker from `worker.js` / `worker_bg.wasm` next to the page (Trunk's worker
-/// output), through a small blob script so that relative paths work under any sub-path.
+/// output), through a small blob script so that relative paths work under any sub-path. The
+/// script also tells the worker where the tables it fetches on first use are (`assets/`): a blob
+/// worker's own URL is no base for relative paths.
 fn make_worker() -> Result<web_sys::Worker, String> {
     let document = window().and_then(|w| w.document()).ok_or("no document")?;
     let base = document
@@ -711,10 +713,11 @@ fn make_worker() -> Result<web_sys::Worker, String> {
             .map(|u| u.href())
             .map_err(|e| format!("{e:?}"))
     };
-    let (js, wasm) = (url("worker.js")?, url("worker_bg.wasm")?);
+    let (js, wasm, assets) = (url("worker.js")?, url("worker_bg.wasm")?, url("assets/")?);
     let quote = |s: &str| serde_json::to_string(s).unwrap_or_default();
     let script = format!(
-        "importScripts({});wasm_bindgen({});",
+        "self.memlensAssets={};importScripts({});wasm_bindgen({});",
+        quote(&assets),
         quote(&js),
         quote(&wasm)
     );

@@ -164,13 +164,46 @@ impl WordVectors {
         out
     }
 
-    /// The built-in table (parsed once, on first use).
+    /// The built-in table (parsed once, on first use): compiled in, or from the host's loader
+    /// ([`crate::assets`]). When it cannot be had, an empty table (recall is then lexical only)
+    /// and [`WordVectors::unavailable`] says why.
     pub fn builtin() -> &'static WordVectors {
-        static TABLE: OnceLock<WordVectors> = OnceLock::new();
-        TABLE.get_or_init(|| {
-            WordVectors::parse(include_bytes!("../../data/word-vectors.bin"))
-                .expect("the built-in word-vector table parses (checked by a unit test)")
-        })
+        match Self::loaded() {
+            Ok(table) => table,
+            Err(_) => {
+                static EMPTY: OnceLock<WordVectors> = OnceLock::new();
+                EMPTY.get_or_init(|| WordVectors::assemble(Vec::new(), 0, 1.0, Vec::new()))
+            }
+        }
+    }
+
+    /// Why the built-in table is not available, if it is not.
+    pub fn unavailable() -> Option<&'static crate::assets::AssetError> {
+        Self::loaded().err()
+    }
+
+    fn loaded() -> Result<&'static WordVectors, &'static crate::assets::AssetError> {
+        static TABLE: OnceLock<Result<WordVectors, crate::assets::AssetError>> = OnceLock::new();
+        TABLE
+            .get_or_init(|| {
+                #[cfg(feature = "embedded-assets")]
+                let table = Ok(
+                    WordVectors::parse(include_bytes!("../../data/word-vectors.bin"))
+                        .expect("the built-in word-vector table parses (checked by a unit test)"),
+                );
+                #[cfg(not(feature = "embedded-assets"))]
+                let table = {
+                    let asset = crate::assets::Asset::WordVectors;
+                    crate::assets::load(asset).and_then(|bytes| {
+                        WordVectors::parse(&bytes).map_err(|e| crate::assets::AssetError {
+                            file: asset.file_name(),
+                            reason: e.to_string(),
+                        })
+                    })
+                };
+                table
+            })
+            .as_ref()
     }
 
     /// Number of words.

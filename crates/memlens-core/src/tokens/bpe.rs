@@ -2,16 +2,17 @@
 //!
 //! The merge loops are tiktoken's (`_byte_pair_merge` for short pieces, the heap variant for long
 //! ones, so a 1 MB run of punctuation is not quadratic), returning the number of parts instead of
-//! the ranks. The vocabulary is read out of tiktoken-rs' encoder once per process (tiktoken-rs
-//! embeds the files; its `CoreBPE` is dropped afterwards so it is not held twice).
+//! the ranks. The vocabulary is read once per process: out of tiktoken-rs' encoder when the files
+//! are compiled in (its `CoreBPE` is dropped afterwards so it is not held twice), or parsed from
+//! the `.tiktoken` bytes the host's loader returns ([`Vocabulary::from_tiktoken`]).
 
 use std::collections::BinaryHeap;
 
 use std::hash::BuildHasher;
 
+use base64::Engine as _;
 use hashbrown::HashTable;
 use rustc_hash::FxBuildHasher;
-use tiktoken_rs::CoreBPE;
 
 type Rank = u32;
 
@@ -25,20 +26,84 @@ pub(super) struct Vocabulary {
 }
 
 /// tiktoken-rs' constructors fail only on a malformed embedded file, which its own tests exclude.
+#[cfg(feature = "embedded-assets")]
 const EMBEDDED: &str = "tiktoken-rs' embedded vocabulary parses";
 
 impl Vocabulary {
-    /// o200k_base.
+    /// o200k_base, compiled in.
+    #[cfg(feature = "embedded-assets")]
     pub(super) fn o200k() -> Vocabulary {
         Vocabulary::from_core(&tiktoken_rs::o200k_base().expect(EMBEDDED))
     }
 
-    /// cl100k_base.
+    /// cl100k_base, compiled in.
+    #[cfg(feature = "embedded-assets")]
     pub(super) fn cl100k() -> Vocabulary {
         Vocabulary::from_core(&tiktoken_rs::cl100k_base().expect(EMBEDDED))
     }
 
-    fn from_core(core: &CoreBPE) -> Vocabulary {
+    /// A vocabulary in tiktoken's file format: one `base64(token) rank` line per ordinary token
+    /// (the files tiktoken and tiktoken-rs ship; special tokens are not in them). The error names
+    /// the line and what was expected.
+    #[cfg_attr(all(feature = "embedded-assets", not(test)), allow(dead_code))]
+    pub(super) fn from_tiktoken(file: &[u8]) -> Result<Vocabulary, String> {
+        let mut vocabulary = Vocabulary {
+            bytes: Vec::with_capacity(file.len() * 3 / 4),
+            ranks: HashTable::with_capacity(file.len() / 12),
+        };
+        let engine = base64::engine::general_purpose::STANDARD;
+        let mut token = Vec::with_capacity(256);
+        for (n, line) in file.split(|&b| b == b'\n').enumerate() {
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            if line.is_empty() {
+                continue;
+            }
+            let at = |what: &str| format!("line {}: expected {what}", n + 1);
+            let space = line
+                .iter()
+                .position(|&b| b == b' ')
+                .ok_or_else(|| at("`base64-token rank`"))?;
+            token.clear();
+            engine
+                .decode_vec(&line[..space], &mut token)
+                .map_err(|e| at(&format!("a base64 token ({e})")))?;
+            let rank: Rank = std::str::from_utf8(&line[space + 1..])
+                .ok()
+                .and_then(|r| r.parse().ok())
+                .ok_or_else(|| at("a rank (a non-negative integer) after the token"))?;
+            if token.is_empty() || vocabulary.rank(&token) != Rank::MAX {
+                return Err(at("a non-empty token not listed before"));
+            }
+            vocabulary.insert(&token, rank);
+        }
+        if vocabulary.ranks.is_empty() {
+            return Err("no tokens: expected `base64-token rank` lines".into());
+        }
+        Ok(vocabulary)
+    }
+
+    /// Every (token, rank), in rank order: the vocabulary in tiktoken's file format, for tests.
+    #[cfg(test)]
+    pub(super) fn to_tiktoken(&self) -> Vec<u8> {
+        let engine = base64::engine::general_purpose::STANDARD;
+        let mut entries: Vec<_> = self.ranks.iter().copied().collect();
+        entries.sort_by_key(|&(_, _, rank)| rank);
+        let mut out = Vec::new();
+        for (s, l, rank) in entries {
+            let token = &self.bytes[s as usize..(s + l) as usize];
+            out.extend_from_slice(format!("{} {rank}\n", engine.encode(token)).as_bytes());
+        }
+        out
+    }
+
+    /// Number of ordinary tokens.
+    #[cfg(test)]
+    pub(super) fn len(&self) -> usize {
+        self.ranks.len()
+    }
+
+    #[cfg(feature = "embedded-assets")]
+    fn from_core(core: &tiktoken_rs::CoreBPE) -> Vocabulary {
         let specials = core.special_tokens();
         let mut vocabulary = Vocabulary {
             bytes: Vec::with_capacity(2 << 20),
