@@ -22,6 +22,7 @@ use std::process::ExitCode;
 
 mod bench_evidence;
 mod calls;
+mod columns;
 mod fmt;
 mod human;
 mod out;
@@ -41,25 +42,44 @@ struct Cli {
     command: Command,
 }
 
+/// The traces a command reads, and how to read and price them.
+#[derive(clap::Args)]
+pub(crate) struct Inputs {
+    /// Trace files or folders of them (any supported format; see `memlens formats`).
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Skip format sniffing and read the files as this format.
+    #[arg(long)]
+    pub format: Option<String>,
+    /// Count and price as this model, whatever the trace says.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// A price table (JSON, like data/prices.json) whose entries override the built-in ones.
+    #[arg(long)]
+    pub prices: Option<PathBuf>,
+}
+
+impl Inputs {
+    /// The price table, then the files imported (per-file errors beside the imports).
+    pub(crate) fn read(&self) -> Result<(PriceTable, ImportedFiles), String> {
+        let table = load_prices(self.prices.as_deref())?;
+        let options = ImportOptions {
+            format: self.format.clone(),
+            model: self.model.clone(),
+        };
+        Ok((table, import_files(&self.files, &options)?))
+    }
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Calls, chunks, tokens by category, reported vs. counted input tokens, cost, costliest chunks.
     Inspect {
-        /// Trace files or folders of them (any supported format; see `memlens formats`).
-        #[arg(required = true)]
-        files: Vec<PathBuf>,
-        /// Skip format sniffing and read the files as this format.
-        #[arg(long)]
-        format: Option<String>,
+        #[command(flatten)]
+        inputs: Inputs,
         /// Print one JSON document instead of tables.
         #[arg(long)]
         json: bool,
-        /// Count and price as this model, whatever the trace says.
-        #[arg(long)]
-        model: Option<String>,
-        /// A price table (JSON, like data/prices.json) whose entries override the built-in ones.
-        #[arg(long)]
-        prices: Option<PathBuf>,
         /// How many costliest chunks to list.
         #[arg(long, default_value_t = 10)]
         top: usize,
@@ -90,6 +110,15 @@ enum Command {
         /// with stable placeholders (tokens are recounted; both counts are reported).
         #[arg(long)]
         redact: bool,
+    },
+    /// Write the per-trace, per-call and per-chunk tables as Parquet files (traces.parquet,
+    /// calls.parquet, chunks.parquet in the output folder; columns in docs/columns.md).
+    ExportColumns {
+        #[command(flatten)]
+        inputs: Inputs,
+        /// The folder to write the three files into (created if missing).
+        #[arg(short, long)]
+        output: PathBuf,
     },
     /// List the formats MemLens reads.
     Formats,
@@ -147,21 +176,11 @@ enum Command {
     /// the traces' figures, growth by category, cost by tool, the value heatmap, where the
     /// prompt cache broke, compactions, and policies compared at the chosen budgets.
     Report {
-        /// Trace files or folders of them.
-        #[arg(required = true)]
-        files: Vec<PathBuf>,
+        #[command(flatten)]
+        inputs: Inputs,
         /// The HTML file to write (replaced atomically).
         #[arg(short, long)]
         output: PathBuf,
-        /// Skip format sniffing.
-        #[arg(long)]
-        format: Option<String>,
-        /// Count and price as this model.
-        #[arg(long)]
-        model: Option<String>,
-        /// Price table overrides (JSON).
-        #[arg(long)]
-        prices: Option<PathBuf>,
         /// Comma-separated policies to compare (names or files; `all`: every built-in;
         /// default: window, value, value-compress, recall, oracle).
         #[arg(long, value_delimiter = ',')]
@@ -421,11 +440,8 @@ fn run(command: Command) -> Result<ExitCode, String> {
             json,
         } => bench_evidence::run(&file, &budgets, json),
         Command::Report {
-            files,
+            inputs,
             output,
-            format,
-            model,
-            prices,
             policies,
             budgets,
             traces,
@@ -433,11 +449,8 @@ fn run(command: Command) -> Result<ExitCode, String> {
         } => {
             let budgets = parse_budgets(&budgets)?;
             let errors = report::run(&report::ReportArgs {
-                files,
+                inputs,
                 output,
-                format,
-                model,
-                prices,
                 policies,
                 budgets,
                 traces,
@@ -466,6 +479,20 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 }
             }
             Ok(ExitCode::SUCCESS)
+        }
+        Command::ExportColumns { inputs, output } => {
+            let written = columns::export(&inputs, &output)?;
+            for e in &written.errors {
+                eprintln!("memlens: error: {e}");
+            }
+            for (path, rows) in &written.files {
+                outln!("{}: {rows} row(s)", path.display());
+            }
+            Ok(if written.errors.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
         }
         Command::Formats => {
             for i in IMPORTERS {
@@ -510,18 +537,13 @@ fn run(command: Command) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Inspect {
-            files,
-            format,
+            inputs,
             json,
-            model,
-            prices,
             top,
             chunks,
             calls,
         } => {
-            let table = load_prices(prices.as_deref())?;
-            let options = ImportOptions { format, model };
-            let ImportedFiles { imports, errors } = import_files(&files, &options)?;
+            let (table, ImportedFiles { imports, errors }) = inputs.read()?;
             if json {
                 print_json(&imports, &errors, &table, top, chunks, calls)?;
             } else {

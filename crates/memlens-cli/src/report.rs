@@ -1,26 +1,19 @@
 //! `memlens report`: one self-contained HTML page about the traces (see `memlens-report`).
 
 use crate::sim::resolve_policy;
-use crate::{import_files, load_prices, write_atomically, ImportedFiles};
+use crate::{write_atomically, ImportedFiles, Inputs};
 use memlens_core::analysis::{analyze, Analysis, AnalysisOptions};
 use memlens_core::simulate::simulate;
 use memlens_core::Trace;
-use memlens_import::ImportOptions;
 use memlens_report::{costliest, render, PolicyResult, ReportInput, DEFAULT_POLICIES};
 use std::path::PathBuf;
 
 /// What `memlens report` was asked.
 pub struct ReportArgs {
-    /// Trace files or folders.
-    pub files: Vec<PathBuf>,
+    /// The traces and how to read them.
+    pub inputs: Inputs,
     /// Output file.
     pub output: PathBuf,
-    /// Importer override.
-    pub format: Option<String>,
-    /// Model override.
-    pub model: Option<String>,
-    /// Price overrides.
-    pub prices: Option<PathBuf>,
     /// Policies to compare (`all`: every built-in).
     pub policies: Vec<String>,
     /// Budgets to compare them at (none: no comparison).
@@ -33,12 +26,7 @@ pub struct ReportArgs {
 
 /// Writes the report; returns the files that failed to import (reported, not fatal).
 pub fn run(args: &ReportArgs) -> Result<Vec<String>, String> {
-    let table = load_prices(args.prices.as_deref())?;
-    let options = ImportOptions {
-        format: args.format.clone(),
-        model: args.model.clone(),
-    };
-    let ImportedFiles { imports, errors } = import_files(&args.files, &options)?;
+    let (table, ImportedFiles { imports, errors }) = args.inputs.read()?;
     let traces: Vec<Trace> = imports.into_iter().flat_map(|(_, i)| i.traces).collect();
     if traces.is_empty() {
         return Err(match errors.first() {
@@ -65,6 +53,7 @@ pub fn run(args: &ReportArgs) -> Result<Vec<String>, String> {
     };
     let comparison = compare(&traces, &args.policies, &args.budgets, &table)?;
     let source = args
+        .inputs
         .files
         .iter()
         .map(|p| {

@@ -592,3 +592,195 @@ fn report_writes_one_html_file_and_refuses_bad_arguments() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A Parquet file written by `export-columns`, as one batch (they are small here).
+fn read_parquet(path: &std::path::Path) -> arrow_array::RecordBatch {
+    let file = std::fs::File::open(path).expect("the file was written");
+    let builder = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
+        .expect("a Parquet file")
+        .with_batch_size(1 << 20);
+    let schema = builder.schema().clone();
+    let batches: Vec<_> = builder
+        .build()
+        .expect("a reader")
+        .map(|b| b.expect("a batch"))
+        .collect();
+    assert!(batches.len() <= 1, "one batch per table at this size");
+    batches
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| arrow_array::RecordBatch::new_empty(schema))
+}
+
+/// A column as JSON values (null for nulls), whatever its Arrow type.
+fn column(batch: &arrow_array::RecordBatch, name: &str) -> Vec<serde_json::Value> {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{Float32Type, Float64Type, Int64Type};
+    use arrow_array::Array;
+    let array = batch
+        .column_by_name(name)
+        .unwrap_or_else(|| panic!("no column {name}"));
+    (0..array.len())
+        .map(|i| {
+            if array.is_null(i) {
+                return serde_json::Value::Null;
+            }
+            match array.data_type() {
+                arrow_schema::DataType::Int64 => array.as_primitive::<Int64Type>().value(i).into(),
+                arrow_schema::DataType::Float64 => {
+                    array.as_primitive::<Float64Type>().value(i).into()
+                }
+                arrow_schema::DataType::Float32 => {
+                    f64::from(array.as_primitive::<Float32Type>().value(i)).into()
+                }
+                arrow_schema::DataType::Utf8 => array.as_string::<i32>().value(i).into(),
+                arrow_schema::DataType::Boolean => array.as_boolean().value(i).into(),
+                other => panic!("{name}: unexpected type {other}"),
+            }
+        })
+        .collect()
+}
+
+/// Exports `files` (with `extra` options) and checks every table against `memlens inspect --json`
+/// on the same input: equal figures, not close ones.
+fn check_export_columns(name: &str, files: &[String], extra: &[&str]) {
+    let dir = std::env::temp_dir().join(format!("memlens-columns-{name}-{}", std::process::id()));
+    let mut args = vec!["export-columns", "-o", dir.to_str().expect("a UTF-8 path")];
+    args.extend(extra);
+    args.extend(files.iter().map(String::as_str));
+    let o = memlens(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut inspect = vec!["inspect", "--json"];
+    inspect.extend(extra);
+    inspect.extend(files.iter().map(String::as_str));
+    let v: serde_json::Value =
+        serde_json::from_slice(&memlens(&inspect).stdout).expect("inspect --json");
+    let want = v["traces"].as_array().expect("traces");
+
+    let traces = read_parquet(&dir.join("traces.parquet"));
+    let calls = read_parquet(&dir.join("calls.parquet"));
+    let chunks = read_parquet(&dir.join("chunks.parquet"));
+    assert_eq!(traces.num_rows(), want.len());
+    // The trace table: inspect's figures, key for key.
+    for key in [
+        "format",
+        "model",
+        "encoding",
+        "tokens_estimated",
+        "calls",
+        "chunks",
+        "peak_input_tokens",
+        "context_window",
+        "reported_input_tokens",
+        "counted_input_tokens",
+        "counted_input_tokens_where_reported",
+        "counted_output_tokens",
+        "orphan_tool_results",
+        "unanswered_tool_calls",
+        "priced_as",
+        "cost_usd",
+    ] {
+        let got = column(&traces, key);
+        let expected: Vec<_> = want.iter().map(|t| t[key].clone()).collect();
+        assert_eq!(got, expected, "traces.{key}");
+    }
+    assert_eq!(
+        column(&traces, "trace_id"),
+        want.iter().map(|t| t["id"].clone()).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        column(&traces, "source"),
+        want.iter().map(|t| t["file"].clone()).collect::<Vec<_>>()
+    );
+    for (i, t) in want.iter().enumerate() {
+        assert_eq!(column(&traces, "total_tokens")[i], t["tokens"]["total"]);
+        for (category, tokens) in t["tokens"]["by_category"].as_object().expect("categories") {
+            assert_eq!(
+                column(&traces, &format!("tokens_{category}"))[i],
+                *tokens,
+                "{category}"
+            );
+        }
+    }
+    // The call table: one row per call of every trace, inspect's per-call figures.
+    let detail: Vec<&serde_json::Value> = want
+        .iter()
+        .flat_map(|t| t["calls_detail"].as_array().expect("calls_detail"))
+        .collect();
+    assert_eq!(calls.num_rows(), detail.len());
+    let pick = |f: &dyn Fn(&serde_json::Value) -> serde_json::Value| -> Vec<serde_json::Value> {
+        detail.iter().map(|c| f(c)).collect()
+    };
+    assert_eq!(column(&calls, "call"), pick(&|c| c["index"].clone()));
+    assert_eq!(
+        column(&calls, "input_tokens"),
+        pick(&|c| c["counted"]["input"].clone())
+    );
+    assert_eq!(
+        column(&calls, "output_tokens"),
+        pick(&|c| c["counted"]["output"].clone())
+    );
+    assert_eq!(
+        column(&calls, "reported_input_tokens"),
+        pick(&|c| c["reported_input"].clone())
+    );
+    assert_eq!(
+        column(&calls, "cached_input_tokens"),
+        pick(&|c| c["cached_input"].clone())
+    );
+    assert_eq!(column(&calls, "cost_usd"), pick(&|c| c["cost_usd"].clone()));
+    // The chunk table: every chunk once; their tokens add up to each trace's total.
+    let n: u64 = want.iter().map(|t| t["chunks"].as_u64().expect("n")).sum();
+    assert_eq!(chunks.num_rows() as u64, n);
+    let tokens: i64 = column(&chunks, "tokens")
+        .iter()
+        .map(|x| x.as_i64().expect("int"))
+        .sum();
+    let total: u64 = want
+        .iter()
+        .map(|t| t["tokens"]["total"].as_u64().expect("n"))
+        .sum();
+    assert_eq!(tokens as u64, total);
+    let top = &want[0]["top_chunks"][0];
+    let keys = column(&chunks, "key");
+    let at = keys
+        .iter()
+        .position(|k| *k == top["key"])
+        .expect("the top chunk is a row");
+    assert_eq!(column(&chunks, "cost_usd")[at], top["cost_usd"]);
+    assert_eq!(column(&chunks, "calls_carried")[at], top["calls_carried"]);
+    assert_eq!(column(&chunks, "category")[at], top["category"]);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn export_columns_writes_what_inspect_reports() {
+    let files = [
+        fixture("anthropic/log.jsonl"),
+        fixture("openai/request-response-log.jsonl"),
+        fixture("claude-code/session.jsonl"),
+        fixture("tau-bench/two-trajectories.json"),
+    ];
+    check_export_columns("fixtures", &files, &[]);
+    // The real data beside the repository, when present: tau-bench as gpt-4o, LoCoMo.
+    let shared = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data");
+    let tau = shared.join("traces/tau-bench-gpt-4o-airline.json");
+    if tau.exists() {
+        let tau = [tau.display().to_string()];
+        check_export_columns("tau", &tau, &["--model", "gpt-4o"]);
+        let locomo = [shared.join("locomo/locomo10.json").display().to_string()];
+        check_export_columns("locomo", &locomo, &[]);
+    }
+
+    // No readable input: an error naming the file, nothing written.
+    let bad = std::env::temp_dir().join(format!("memlens-columns-bad-{}", std::process::id()));
+    let o = memlens(&[
+        "export-columns",
+        "-o",
+        bad.to_str().expect("UTF-8"),
+        "malformed/truncated.json",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("truncated.json"));
+    assert!(!bad.join("traces.parquet").exists());
+}

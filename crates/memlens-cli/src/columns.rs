@@ -1,0 +1,53 @@
+//! `memlens export-columns`: the per-trace, per-call and per-chunk tables (memlens-columns) as
+//! Parquet files, for DuckDB, Polars, ClickHouse or a warehouse.
+
+use crate::{write_atomically, ImportedFiles, Inputs};
+use arrow_array::RecordBatch;
+use memlens_columns::Tables;
+use parquet::arrow::ArrowWriter;
+use parquet::basic::Compression;
+use parquet::file::properties::WriterProperties;
+use std::path::{Path, PathBuf};
+
+/// What was written: the files and their row counts, and the inputs that could not be read.
+pub(crate) struct Written {
+    pub files: Vec<(PathBuf, usize)>,
+    pub errors: Vec<String>,
+}
+
+/// Imports the inputs, builds the tables and writes `<output>/{traces,calls,chunks}.parquet`.
+/// Each file is written to a temporary name and renamed, so a reader never sees half a file.
+pub(crate) fn export(inputs: &Inputs, output: &Path) -> Result<Written, String> {
+    let (table, ImportedFiles { imports, errors }) = inputs.read()?;
+    if imports.is_empty() {
+        return Err(format!("no trace could be read: {}", errors.join("; ")));
+    }
+    let traces = imports
+        .iter()
+        .flat_map(|(name, i)| i.traces.iter().map(move |t| (name.as_str(), t)));
+    let tables = Tables::build(traces, &table).map_err(|e| format!("building the tables: {e}"))?;
+    std::fs::create_dir_all(output).map_err(|e| format!("{}: {e}", output.display()))?;
+    let mut written = Vec::new();
+    for (name, batch) in tables.batches() {
+        let path = output.join(format!("{name}.parquet"));
+        write_atomically(
+            &path,
+            &parquet_bytes(batch).map_err(|e| format!("{}: {e}", path.display()))?,
+        )?;
+        written.push((path, batch.num_rows()));
+    }
+    Ok(Written {
+        files: written,
+        errors,
+    })
+}
+
+/// One batch as a Parquet file (Snappy-compressed pages).
+fn parquet_bytes(batch: &RecordBatch) -> Result<Vec<u8>, parquet::errors::ParquetError> {
+    let properties = WriterProperties::builder()
+        .set_compression(Compression::SNAPPY)
+        .build();
+    let mut writer = ArrowWriter::try_new(Vec::new(), batch.schema(), Some(properties))?;
+    writer.write(batch)?;
+    writer.into_inner()
+}
