@@ -3,7 +3,8 @@
 
 use crate::{write_atomically, ImportedFiles, Inputs};
 use arrow_array::RecordBatch;
-use memlens_columns::Tables;
+use memlens_columns::{simulations, Tables};
+use memlens_core::policy::PolicyConfig;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
 use parquet::file::properties::WriterProperties;
@@ -15,20 +16,38 @@ pub(crate) struct Written {
     pub errors: Vec<String>,
 }
 
-/// Imports the inputs, builds the tables and writes `<output>/{traces,calls,chunks}.parquet`.
-/// Each file is written to a temporary name and renamed, so a reader never sees half a file.
-pub(crate) fn export(inputs: &Inputs, output: &Path) -> Result<Written, String> {
+/// Imports the inputs, builds the tables and writes `<output>/{traces,calls,chunks}.parquet`,
+/// and `simulations.parquet` when policies and budgets are given. Each file is written to a
+/// temporary name and renamed, so a reader never sees half a file.
+pub(crate) fn export(
+    inputs: &Inputs,
+    output: &Path,
+    policies: &[PolicyConfig],
+    budgets: &[u32],
+) -> Result<Written, String> {
     let (table, ImportedFiles { imports, errors }) = inputs.read()?;
     if imports.is_empty() {
         return Err(format!("no trace could be read: {}", errors.join("; ")));
     }
-    let traces = imports
-        .iter()
-        .flat_map(|(name, i)| i.traces.iter().map(move |t| (name.as_str(), t)));
-    let tables = Tables::build(traces, &table).map_err(|e| format!("building the tables: {e}"))?;
+    let traces = || {
+        imports
+            .iter()
+            .flat_map(|(name, i)| i.traces.iter().map(move |t| (name.as_str(), t)))
+    };
+    let tables =
+        Tables::build(traces(), &table).map_err(|e| format!("building the tables: {e}"))?;
+    let mut batches: Vec<(&str, RecordBatch)> = tables
+        .batches()
+        .into_iter()
+        .map(|(name, batch)| (name, batch.clone()))
+        .collect();
+    if !policies.is_empty() && !budgets.is_empty() {
+        let batch = simulations(traces(), policies, budgets, &table).map_err(|e| e.to_string())?;
+        batches.push(("simulations", batch));
+    }
     std::fs::create_dir_all(output).map_err(|e| format!("{}: {e}", output.display()))?;
     let mut written = Vec::new();
-    for (name, batch) in tables.batches() {
+    for (name, batch) in &batches {
         let path = output.join(format!("{name}.parquet"));
         write_atomically(
             &path,

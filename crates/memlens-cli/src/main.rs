@@ -116,9 +116,16 @@ enum Command {
     ExportColumns {
         #[command(flatten)]
         inputs: Inputs,
-        /// The folder to write the three files into (created if missing).
+        /// The folder to write the files into (created if missing).
         #[arg(short, long)]
         output: PathBuf,
+        /// With --budgets: also write simulations.parquet, each trace replayed under these
+        /// comma-separated policies (names or files; `all`: every built-in) at each budget.
+        #[arg(long, value_delimiter = ',', requires = "budgets")]
+        policies: Vec<String>,
+        /// Comma-separated token budgets for simulations.parquet.
+        #[arg(long, value_delimiter = ',', requires = "policies")]
+        budgets: Vec<u32>,
     },
     /// List the formats MemLens reads.
     Formats,
@@ -480,8 +487,14 @@ fn run(command: Command) -> Result<ExitCode, String> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::ExportColumns { inputs, output } => {
-            let written = columns::export(&inputs, &output)?;
+        Command::ExportColumns {
+            inputs,
+            output,
+            policies,
+            budgets,
+        } => {
+            let policies = sim::resolve_policies(&policies, &[])?;
+            let written = columns::export(&inputs, &output, &policies, &budgets)?;
             for e in &written.errors {
                 eprintln!("memlens: error: {e}");
             }

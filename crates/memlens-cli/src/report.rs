@@ -1,6 +1,6 @@
 //! `memlens report`: one self-contained HTML page about the traces (see `memlens-report`).
 
-use crate::sim::resolve_policy;
+use crate::sim::resolve_policies;
 use crate::{write_atomically, ImportedFiles, Inputs};
 use memlens_core::analysis::{analyze, Analysis, AnalysisOptions};
 use memlens_core::simulate::simulate;
@@ -89,19 +89,11 @@ fn compare(
     budgets: &[u32],
     prices: &memlens_core::cost::PriceTable,
 ) -> Result<Vec<PolicyResult>, String> {
-    let names: Vec<String> = match policies {
-        [] => DEFAULT_POLICIES.iter().map(|s| s.to_string()).collect(),
-        [all] if all == "all" => memlens_core::policy::BUILTIN
-            .iter()
-            .map(|s| s.to_string())
-            .collect(),
-        named => named.to_vec(),
-    };
-    let mut results = Vec::with_capacity(names.len() * budgets.len());
-    for spec in &names {
-        let policy = resolve_policy(spec)?;
+    let policies = resolve_policies(policies, &DEFAULT_POLICIES)?;
+    let mut results = Vec::with_capacity(policies.len() * budgets.len());
+    for policy in &policies {
         for &budget in budgets {
-            let report = simulate(traces, &policy, budget, prices).map_err(|e| e.to_string())?;
+            let report = simulate(traces, policy, budget, prices).map_err(|e| e.to_string())?;
             results.push(PolicyResult {
                 policy: policy.name.clone(),
                 budget,

@@ -28,6 +28,19 @@ pub struct SimArgs {
 }
 
 /// A built-in policy name, or a JSON/TOML policy file.
+/// Policies named on the command line (names or files): `default` when none are given, every
+/// built-in policy for `all`.
+pub fn resolve_policies(specs: &[String], default: &[&str]) -> Result<Vec<PolicyConfig>, String> {
+    match specs {
+        [] => default.iter().map(|s| resolve_policy(s)).collect(),
+        [all] if all == "all" => memlens_core::policy::BUILTIN
+            .iter()
+            .map(|s| resolve_policy(s))
+            .collect(),
+        named => named.iter().map(|s| resolve_policy(s)).collect(),
+    }
+}
+
 pub fn resolve_policy(spec: &str) -> Result<PolicyConfig, String> {
     let path = Path::new(spec);
     if path.is_file() {

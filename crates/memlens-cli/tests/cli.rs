@@ -753,6 +753,80 @@ fn check_export_columns(name: &str, files: &[String], extra: &[&str]) {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// Exports `files` with simulations of `policies` at `budgets`, and checks each row against
+/// `memlens simulate --json` for that policy and budget: the same totals, trace by trace.
+fn check_export_simulations(name: &str, files: &[String], extra: &[&str]) {
+    let (policies, budgets) = ("window,value,oracle", ["2000", "4000"]);
+    let dir = std::env::temp_dir().join(format!("memlens-sims-{name}-{}", std::process::id()));
+    let joined = budgets.join(",");
+    let mut args = vec!["export-columns", "-o", dir.to_str().expect("UTF-8")];
+    args.extend(["--policies", policies, "--budgets", &joined]);
+    args.extend(extra);
+    args.extend(files.iter().map(String::as_str));
+    let o = memlens(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let sims = read_parquet(&dir.join("simulations.parquet"));
+    let mut want: Vec<serde_json::Value> = Vec::new();
+    for policy in policies.split(',') {
+        for budget in budgets {
+            let mut args = vec!["simulate", "--policy", policy, "--budget", budget, "--json"];
+            args.extend(extra);
+            args.extend(files.iter().map(String::as_str));
+            let v: serde_json::Value =
+                serde_json::from_slice(&memlens(&args).stdout).expect("simulate --json");
+            for t in v["traces"].as_array().expect("traces") {
+                want.push(serde_json::json!({
+                    "trace_id": t["id"], "policy": v["policy"], "budget": v["budget"],
+                    "totals": t["totals"],
+                }));
+            }
+        }
+    }
+    // simulate lists traces within each policy and budget; the table lists policies and budgets
+    // within each trace: compare as sets of rows keyed by (trace, policy, budget).
+    let key = |t: &serde_json::Value, p: &serde_json::Value, b: &serde_json::Value| {
+        format!("{t}/{p}/{b}")
+    };
+    let got: std::collections::BTreeMap<String, serde_json::Value> = (0..sims.num_rows())
+        .map(|i| {
+            let cell = |c: &str| column(&sims, c)[i].clone();
+            let totals: serde_json::Map<String, serde_json::Value> = [
+                "calls",
+                "input_tokens",
+                "full_input_tokens",
+                "saved_tokens",
+                "cost_usd",
+                "full_cost_usd",
+                "saved_usd",
+                "misses",
+                "calls_with_misses",
+                "violations",
+                "over_budget_calls",
+                "compressions",
+                "retrievals",
+                "summary_cost_usd",
+            ]
+            .into_iter()
+            .map(|c| (c.to_string(), cell(c)))
+            .collect();
+            (
+                key(&cell("trace_id"), &cell("policy"), &cell("budget")),
+                totals.into(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got.len(),
+        want.len(),
+        "one row per trace, policy and budget"
+    );
+    for w in &want {
+        let k = key(&w["trace_id"], &w["policy"], &w["budget"]);
+        assert_eq!(got.get(&k), Some(&w["totals"]), "{k}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 #[test]
 fn export_columns_writes_what_inspect_reports() {
     let files = [
@@ -762,12 +836,14 @@ fn export_columns_writes_what_inspect_reports() {
         fixture("tau-bench/two-trajectories.json"),
     ];
     check_export_columns("fixtures", &files, &[]);
+    check_export_simulations("fixtures", &files, &[]);
     // The real data beside the repository, when present: tau-bench as gpt-4o, LoCoMo.
     let shared = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data");
     let tau = shared.join("traces/tau-bench-gpt-4o-airline.json");
     if tau.exists() {
         let tau = [tau.display().to_string()];
         check_export_columns("tau", &tau, &["--model", "gpt-4o"]);
+        check_export_simulations("tau", &tau, &["--model", "gpt-4o"]);
         let locomo = [shared.join("locomo/locomo10.json").display().to_string()];
         check_export_columns("locomo", &locomo, &[]);
     }

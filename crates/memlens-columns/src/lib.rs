@@ -27,6 +27,8 @@ use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
 use memlens_core::analysis::{analyze, AnalysisOptions};
 use memlens_core::cost::PriceTable;
 use memlens_core::model::Category;
+use memlens_core::policy::{PolicyConfig, PolicyError};
+use memlens_core::simulate::simulate;
 use memlens_core::Trace;
 use std::sync::Arc;
 
@@ -152,6 +154,73 @@ impl Tables {
     }
 }
 
+/// Why the simulation table could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum ColumnsError {
+    /// A policy the engine refuses (its message names the policy and the field).
+    #[error("policy {policy}: {source}")]
+    Policy {
+        /// The policy's name.
+        policy: String,
+        /// What the engine said.
+        source: PolicyError,
+    },
+    /// Arrow refused the columns (a bug: the columns are built to the schema).
+    #[error(transparent)]
+    Arrow(#[from] ArrowError),
+}
+
+/// One row per trace × policy × budget: the policy's replay of the trace at that budget, with the
+/// totals `memlens simulate --json` reports for the trace (tokens sent and saved, cost, misses,
+/// invariant violations, calls over budget). Policies in the given order, budgets within each.
+pub fn simulations<'a>(
+    traces: impl IntoIterator<Item = (&'a str, &'a Trace)>,
+    policies: &[PolicyConfig],
+    budgets: &[u32],
+    prices: &PriceTable,
+) -> Result<RecordBatch, ColumnsError> {
+    let mut r = SimRows::default();
+    for (source, trace) in traces {
+        for policy in policies {
+            for &budget in budgets {
+                let report = simulate(std::slice::from_ref(trace), policy, budget, prices)
+                    .map_err(|source| ColumnsError::Policy {
+                        policy: policy.name.clone(),
+                        source,
+                    })?;
+                let t = &report.totals;
+                r.source.push(source.to_string());
+                r.trace_id.push(trace.id.clone());
+                r.policy.push(policy.name.clone());
+                r.budget.push(i64::from(budget));
+                r.calls.push(int(t.calls));
+                r.input_tokens.push(int(t.input_tokens));
+                r.full_input_tokens.push(int(t.full_input_tokens));
+                r.saved_tokens.push(t.saved_tokens);
+                r.cost_usd.push(t.cost_usd);
+                r.full_cost_usd.push(t.full_cost_usd);
+                r.saved_usd.push(t.saved_usd);
+                r.summary_cost_usd.push(t.summary_cost_usd);
+                r.misses.push(int(t.misses));
+                r.calls_with_misses.push(int(t.calls_with_misses));
+                r.violations.push(int(t.violations));
+                r.over_budget_calls.push(int(t.over_budget_calls));
+                r.compressions.push(int(t.compressions));
+                r.retrievals.push(int(t.retrievals));
+            }
+        }
+    }
+    Ok(r.finish()?)
+}
+
+/// The schema of [`simulations`] (that of an empty set of traces).
+pub fn simulations_schema() -> SchemaRef {
+    SimRows::default()
+        .finish()
+        .expect("empty columns of the declared types make a batch")
+        .schema()
+}
+
 /// Counts never reach 2^63; saturate rather than wrap if one did.
 fn int(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
@@ -206,6 +275,14 @@ impl Columns {
             name,
             DataType::Float64,
             true,
+            Arc::new(Float64Array::from(values)),
+        );
+    }
+    fn f64(&mut self, name: &str, values: Vec<f64>) {
+        self.push(
+            name,
+            DataType::Float64,
+            false,
             Arc::new(Float64Array::from(values)),
         );
     }
@@ -364,6 +441,53 @@ impl ChunkRows {
     }
 }
 
+#[derive(Default)]
+struct SimRows {
+    source: Vec<String>,
+    trace_id: Vec<String>,
+    policy: Vec<String>,
+    budget: Vec<i64>,
+    calls: Vec<i64>,
+    input_tokens: Vec<i64>,
+    full_input_tokens: Vec<i64>,
+    saved_tokens: Vec<i64>,
+    cost_usd: Vec<Option<f64>>,
+    full_cost_usd: Vec<Option<f64>>,
+    saved_usd: Vec<Option<f64>>,
+    summary_cost_usd: Vec<f64>,
+    misses: Vec<i64>,
+    calls_with_misses: Vec<i64>,
+    violations: Vec<i64>,
+    over_budget_calls: Vec<i64>,
+    compressions: Vec<i64>,
+    retrievals: Vec<i64>,
+}
+
+impl SimRows {
+    fn finish(self) -> Result<RecordBatch, ArrowError> {
+        let mut c = Columns::default();
+        c.text("source", self.source);
+        c.text("trace_id", self.trace_id);
+        c.text("policy", self.policy);
+        c.int("budget", self.budget);
+        c.int("calls", self.calls);
+        c.int("input_tokens", self.input_tokens);
+        c.int("full_input_tokens", self.full_input_tokens);
+        c.int("saved_tokens", self.saved_tokens);
+        c.opt_f64("cost_usd", self.cost_usd);
+        c.opt_f64("full_cost_usd", self.full_cost_usd);
+        c.opt_f64("saved_usd", self.saved_usd);
+        c.f64("summary_cost_usd", self.summary_cost_usd);
+        c.int("misses", self.misses);
+        c.int("calls_with_misses", self.calls_with_misses);
+        c.int("violations", self.violations);
+        c.int("over_budget_calls", self.over_budget_calls);
+        c.int("compressions", self.compressions);
+        c.int("retrievals", self.retrievals);
+        c.finish()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -410,8 +534,10 @@ mod tests {
 
     #[test]
     fn docs_list_every_column() {
+        let simulations = ("simulations", simulations_schema());
         let code: Vec<(String, Vec<(String, String)>)> = Tables::schemas()
             .into_iter()
+            .chain([simulations])
             .map(|(name, schema)| {
                 let columns = schema
                     .fields()
