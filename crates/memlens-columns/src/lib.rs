@@ -20,6 +20,8 @@
 //! assert_eq!(tables.chunks.num_rows(), 2);
 //! ```
 
+pub mod ipc;
+
 use arrow_array::{
     ArrayRef, BooleanArray, Float32Array, Float64Array, Int64Array, RecordBatch, StringArray,
 };
@@ -165,7 +167,10 @@ pub enum ColumnsError {
         /// What the engine said.
         source: PolicyError,
     },
-    /// Arrow refused the columns (a bug: the columns are built to the schema).
+    /// The input batch is not what [`ipc::tables_from_ipc`] reads.
+    #[error("input: {0}")]
+    Input(String),
+    /// Arrow refused the columns or the input stream.
     #[error(transparent)]
     Arrow(#[from] ArrowError),
 }

@@ -383,6 +383,40 @@ fn simulate(
     })
 }
 
+/// The columnar tables (memlens-columns) of a batch of trace files: the input is an Arrow IPC
+/// stream with `name` and `trace` columns, the output `(table name, IPC stream)` pairs —
+/// traces, calls, chunks, simulations (when policies and budgets are given), errors. The
+/// wrapper builds and reads the streams with pyarrow: no Python object per row or per field.
+#[pyfunction]
+#[pyo3(signature = (input, format=None, model=None, policies=None, budgets=None))]
+fn tables_ipc<'py>(
+    py: Python<'py>,
+    input: Vec<u8>,
+    format: Option<String>,
+    model: Option<String>,
+    policies: Option<Vec<Bound<'py, PyAny>>>,
+    budgets: Option<Vec<u32>>,
+) -> PyResult<Vec<(&'static str, Bound<'py, pyo3::types::PyBytes>)>> {
+    let policies = policies
+        .unwrap_or_default()
+        .iter()
+        .map(|p| policy_arg(Some(p)))
+        .collect::<PyResult<Vec<_>>>()?;
+    let request = memlens_columns::ipc::IpcRequest {
+        format,
+        model,
+        policies,
+        budgets: budgets.unwrap_or_default(),
+    };
+    let tables = py
+        .detach(|| memlens_columns::ipc::tables_from_ipc(&input, &request, memlens_pool::prices()));
+    Ok(tables
+        .map_err(value_error)?
+        .into_iter()
+        .map(|(name, bytes)| (name, pyo3::types::PyBytes::new(py, &bytes)))
+        .collect())
+}
+
 /// The native module `memlens._memlens`.
 #[pymodule]
 fn _memlens(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -394,5 +428,6 @@ fn _memlens(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(inspect_trace, m)?)?;
     m.add_function(wrap_pyfunction!(analyze_trace, m)?)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(tables_ipc, m)?)?;
     Ok(())
 }

@@ -28,6 +28,8 @@ __all__ = [
     "MemoryPool",
     "analyze_trace",
     "builtin_policies",
+    "columns",
+    "columns_of_batch",
     "count_tokens",
     "import_trace",
     "inspect",
@@ -130,6 +132,64 @@ def simulate(
     prints (per call: input tokens, cached prefix, evictions, misses; totals; cost)."""
     raw, name = _read(data, name)
     return json.loads(_memlens.simulate(raw, name, _policy_arg(policy), budget, format, model))
+
+
+def columns_of_batch(
+    batch: Any,
+    *,
+    format: Optional[str] = None,
+    model: Optional[str] = None,
+    policies: Optional[Sequence[Policy]] = None,
+    budgets: Optional[Sequence[int]] = None,
+) -> Dict[str, Any]:
+    """The columnar tables of a ``pyarrow.RecordBatch`` (or ``Table``) of trace files, one per
+    row: a ``name`` column (string) and a ``trace`` column (the file's bytes, binary or string).
+    Returns ``pyarrow.Table``s by name: ``traces``, ``calls``, ``chunks`` (as ``memlens
+    export-columns`` writes them; columns in docs/columns.md), ``simulations`` when ``policies``
+    and ``budgets`` are given, and ``errors`` (``source``, ``error``) for rows that could not be
+    read. The batch crosses to the engine as one Arrow IPC stream and the tables come back the
+    same way: no Python object per row. Needs ``pyarrow``."""
+    import pyarrow as pa
+
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, batch.schema) as writer:
+        writer.write(batch)
+    tables = _memlens.tables_ipc(
+        sink.getvalue().to_pybytes(),
+        format,
+        model,
+        [_policy_arg(p) for p in policies or []],
+        list(budgets or []),
+    )
+    return {name: pa.ipc.open_stream(data).read_all() for name, data in tables}
+
+
+def columns(
+    traces: Sequence[TraceInput],
+    *,
+    names: Optional[Sequence[str]] = None,
+    format: Optional[str] = None,
+    model: Optional[str] = None,
+    policies: Optional[Sequence[Policy]] = None,
+    budgets: Optional[Sequence[int]] = None,
+) -> Dict[str, Any]:
+    """:func:`columns_of_batch` of trace files given as paths or bytes (``names`` name the
+    bytes; a path names itself): ``pyarrow.Table``s by name, for pandas, Polars or DuckDB."""
+    import pyarrow as pa
+
+    given = list(names) if names is not None else [None] * len(traces)
+    if len(given) != len(traces):
+        raise ValueError(f"{len(given)} names for {len(traces)} traces")
+    read = [_read(t, n) for t, n in zip(traces, given)]
+    batch = pa.record_batch(
+        {
+            "name": pa.array([n for _, n in read], pa.string()),
+            "trace": pa.array([b for b, _ in read], pa.binary()),
+        }
+    )
+    return columns_of_batch(
+        batch, format=format, model=model, policies=policies, budgets=budgets
+    )
 
 
 def _policy_arg(policy: Policy) -> Any:

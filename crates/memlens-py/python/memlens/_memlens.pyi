@@ -1,6 +1,6 @@
 """Type stubs of the native module (crates/memlens-py/src/lib.rs). Use the `memlens` package."""
 
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 class RawPool:
     def __init__(
@@ -43,3 +43,11 @@ def simulate(
     format: Optional[str] = ...,
     model: Optional[str] = ...,
 ) -> str: ...
+
+def tables_ipc(
+    input: bytes,
+    format: Optional[str] = None,
+    model: Optional[str] = None,
+    policies: Optional[List[Any]] = None,
+    budgets: Optional[List[int]] = None,
+) -> List[Tuple[str, bytes]]: ...

@@ -1,0 +1,221 @@
+//! The tables for hosts that speak Arrow (the Python package, and through it Spark's
+//! `mapInArrow`): a batch of trace files in, the tables out, both as Arrow IPC streams, so a host
+//! hands over a whole batch at once and no row becomes a host object.
+
+use crate::{simulations, ColumnsError, Tables};
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, RecordBatch, StringArray};
+use arrow_ipc::reader::StreamReader;
+use arrow_ipc::writer::StreamWriter;
+use arrow_schema::{ArrowError, DataType, Field, Schema};
+use memlens_core::cost::PriceTable;
+use memlens_core::policy::PolicyConfig;
+use memlens_core::Trace;
+use memlens_import::{import, ImportOptions};
+use std::sync::Arc;
+
+/// What to make of the input batch.
+#[derive(Debug, Clone, Default)]
+pub struct IpcRequest {
+    /// Read every file as this format (`None`: sniffed, as the CLI does).
+    pub format: Option<String>,
+    /// Count and price as this model.
+    pub model: Option<String>,
+    /// With `budgets`: also the simulations table.
+    pub policies: Vec<PolicyConfig>,
+    /// Budgets for the simulations table.
+    pub budgets: Vec<u32>,
+}
+
+/// The input: an Arrow IPC stream whose batches have a `trace` column (the file's bytes, binary
+/// or string) and a `name` column (string, the `source` of its rows). Returns the tables as Arrow
+/// IPC streams, by name: `traces`, `calls`, `chunks`, `simulations` (when asked) and `errors`
+/// (`source`, `error`: the inputs that could not be read; the others still are).
+pub fn tables_from_ipc(
+    input: &[u8],
+    request: &IpcRequest,
+    prices: &PriceTable,
+) -> Result<Vec<(&'static str, Vec<u8>)>, ColumnsError> {
+    let reader = StreamReader::try_new(input, None)?;
+    let mut files: Vec<(String, Vec<u8>)> = Vec::new();
+    for batch in reader {
+        let batch = batch?;
+        let names = string_column(&batch, "name")?;
+        let traces = batch
+            .column_by_name("trace")
+            .ok_or_else(|| input_error("no `trace` column"))?;
+        for row in 0..batch.num_rows() {
+            let name = names.value(row).to_string();
+            let bytes: &[u8] = match traces.data_type() {
+                _ if traces.is_null(row) => &[],
+                DataType::Binary => traces.as_binary::<i32>().value(row),
+                DataType::LargeBinary => traces.as_binary::<i64>().value(row),
+                DataType::Utf8 => traces.as_string::<i32>().value(row).as_bytes(),
+                DataType::LargeUtf8 => traces.as_string::<i64>().value(row).as_bytes(),
+                other => {
+                    return Err(input_error(&format!(
+                        "`trace` is {other}, not binary or string"
+                    )))
+                }
+            };
+            files.push((name, bytes.to_vec()));
+        }
+    }
+    let options = ImportOptions {
+        format: request.format.clone(),
+        model: request.model.clone(),
+    };
+    let mut imported: Vec<(String, Vec<Trace>)> = Vec::new();
+    let mut errors: (Vec<String>, Vec<String>) = (Vec::new(), Vec::new());
+    for (name, bytes) in files {
+        match import(&name, &bytes, &options) {
+            Ok(i) => imported.push((name, i.traces)),
+            Err(e) => {
+                errors.0.push(name);
+                errors.1.push(e.to_string());
+            }
+        }
+    }
+    let rows = || {
+        imported
+            .iter()
+            .flat_map(|(name, traces)| traces.iter().map(move |t| (name.as_str(), t)))
+    };
+    let tables = Tables::build(rows(), prices)?;
+    let mut out = Vec::new();
+    for (name, batch) in tables.batches() {
+        out.push((name, stream(batch)?));
+    }
+    if !request.policies.is_empty() && !request.budgets.is_empty() {
+        let batch = simulations(rows(), &request.policies, &request.budgets, prices)?;
+        out.push(("simulations", stream(&batch)?));
+    }
+    let schema = Schema::new(vec![
+        Field::new("source", DataType::Utf8, false),
+        Field::new("error", DataType::Utf8, false),
+    ]);
+    let errors = RecordBatch::try_new(
+        Arc::new(schema),
+        vec![
+            Arc::new(StringArray::from(errors.0)),
+            Arc::new(StringArray::from(errors.1)),
+        ],
+    )?;
+    out.push(("errors", stream(&errors)?));
+    Ok(out)
+}
+
+fn input_error(what: &str) -> ColumnsError {
+    ColumnsError::Input(what.to_string())
+}
+
+fn string_column<'a>(batch: &'a RecordBatch, name: &str) -> Result<&'a StringArray, ColumnsError> {
+    batch
+        .column_by_name(name)
+        .ok_or_else(|| input_error(&format!("no `{name}` column")))?
+        .as_string_opt::<i32>()
+        .ok_or_else(|| input_error(&format!("`{name}` is not a string column")))
+}
+
+/// One batch as an Arrow IPC stream.
+fn stream(batch: &RecordBatch) -> Result<Vec<u8>, ArrowError> {
+    let mut writer = StreamWriter::try_new(Vec::new(), &batch.schema())?;
+    writer.write(batch)?;
+    writer.into_inner()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::BinaryArray;
+
+    fn read(stream: &[u8]) -> Vec<RecordBatch> {
+        StreamReader::try_new(stream, None)
+            .expect("an IPC stream")
+            .map(|b| b.expect("a batch"))
+            .collect()
+    }
+
+    #[test]
+    fn a_batch_of_files_gives_the_tables_and_the_files_that_failed() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/");
+        let names = [
+            "anthropic/log.jsonl",
+            "tau-bench/two-trajectories.json",
+            "malformed/truncated.json",
+        ];
+        let files: Vec<Vec<u8>> = names
+            .iter()
+            .map(|n| std::fs::read(format!("{root}{n}")).expect("fixture"))
+            .collect();
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("name", DataType::Utf8, false),
+            Field::new("trace", DataType::Binary, false),
+        ]));
+        let batch = RecordBatch::try_new(
+            schema.clone(),
+            vec![
+                Arc::new(StringArray::from(names.to_vec())),
+                Arc::new(BinaryArray::from_iter_values(files.iter())),
+            ],
+        )
+        .expect("a batch");
+        let input = stream(&batch).expect("an input stream");
+        let policies = vec![PolicyConfig::builtin("window").expect("built in")];
+        let request = IpcRequest {
+            policies,
+            budgets: vec![500, 2000],
+            ..IpcRequest::default()
+        };
+        let prices = PriceTable::builtin();
+        let out = tables_from_ipc(&input, &request, &prices).expect("tables");
+        let names_out: Vec<&str> = out.iter().map(|(n, _)| *n).collect();
+        assert_eq!(
+            names_out,
+            ["traces", "calls", "chunks", "simulations", "errors"]
+        );
+
+        // The same tables as built directly from the files that import.
+        let imported: Vec<(&str, Vec<Trace>)> = names[..2]
+            .iter()
+            .zip(&files)
+            .map(|(n, f)| {
+                (
+                    *n,
+                    import(n, f, &ImportOptions::default())
+                        .expect("imports")
+                        .traces,
+                )
+            })
+            .collect();
+        let rows = || {
+            imported
+                .iter()
+                .flat_map(|(n, ts)| ts.iter().map(move |t| (*n, t)))
+        };
+        let direct = Tables::build(rows(), &prices).expect("tables");
+        for ((name, bytes), (_, want)) in out.iter().zip(direct.batches()) {
+            assert_eq!(read(bytes), vec![want.clone()], "{name}");
+        }
+        let sims = read(&out[3].1);
+        let want = simulations(rows(), &request.policies, &request.budgets, &prices).expect("sims");
+        assert_eq!(sims, vec![want]);
+        let errors = read(&out[4].1);
+        assert_eq!(errors[0].num_rows(), 1);
+        let source = errors[0].column(0).as_string::<i32>().value(0).to_string();
+        let error = errors[0].column(1).as_string::<i32>().value(0).to_string();
+        assert_eq!(source, "malformed/truncated.json");
+        assert!(error.contains("truncated.json"), "{error}");
+
+        // A batch without the columns: an error that says which.
+        let wrong = RecordBatch::try_new(
+            Arc::new(Schema::new(vec![Field::new("name", DataType::Utf8, false)])),
+            vec![Arc::new(StringArray::from(vec!["x"]))],
+        )
+        .expect("a batch");
+        let e = tables_from_ipc(&stream(&wrong).expect("stream"), &request, &prices)
+            .expect_err("refused");
+        assert_eq!(e.to_string(), "input: no `trace` column");
+        assert!(tables_from_ipc(b"not arrow", &request, &prices).is_err());
+    }
+}
