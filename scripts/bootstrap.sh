@@ -59,4 +59,12 @@ if [ ! -x /usr/bin/chromium ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
 fi
+
+# Java 17 for PySpark's local mode (memlens.spark's tests; these machines usually have it).
+if ! command -v java >/dev/null 2>&1; then
+  say "installing Java 17 (apt, for PySpark)"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq openjdk-17-jre-headless >/dev/null
+fi
 say "ok"

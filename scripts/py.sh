@@ -2,8 +2,9 @@
 # Builds and tests the Python package `memlens` (crates/memlens-py).
 #
 #   scripts/py.sh build   # the abi3 wheel (CPython >= 3.9) in target/wheels
-#   scripts/py.sh test    # build, install the wheel into a fresh virtualenv, run pytest there,
-#                         # then the examples (examples/python, stub models, no network)
+#   scripts/py.sh test    # build, install the wheel into a fresh virtualenv, run pytest there
+#                         # (Spark in local mode included), then the examples (examples/python,
+#                         # stub models, no network; examples/spark on the tau-bench file)
 #   scripts/py.sh bench   # build, then scripts/bench_py.py (vs tiktoken, LangChain, LlamaIndex)
 #
 # The tests import the installed package, never the source tree: they run from target/ with
@@ -71,6 +72,9 @@ case "${1:-test}" in
       say "example: $example"
       (cd target && py-venv/bin/python -W ignore "../$example")
     done
+    say "example: examples/spark/fleet_report.py (Spark local mode, the tau-bench file)"
+    (cd target && rm -rf fleet-report && py-venv/bin/python -W ignore ../examples/spark/fleet_report.py \
+      ../../shared/data/traces fleet-report --model gpt-4o --policies window,value --budgets 4000)
     oldest_python
     ;;
   bench)

@@ -31,7 +31,8 @@ def session():
     from pyspark.sql import SparkSession
 
     spark = (SparkSession.builder.master("local[2]").appName("memlens-tests")
-             .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
+             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+             .config("spark.sql.shuffle.partitions", "2")
              .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     yield spark
