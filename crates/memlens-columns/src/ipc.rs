@@ -37,7 +37,12 @@ pub fn tables_from_ipc(
     prices: &PriceTable,
 ) -> Result<Vec<(&'static str, Vec<u8>)>, ColumnsError> {
     let reader = StreamReader::try_new(input, None)?;
-    let mut files: Vec<(String, Vec<u8>)> = Vec::new();
+    let options = ImportOptions {
+        format: request.format.clone(),
+        model: request.model.clone(),
+    };
+    let mut imported: Vec<(String, Vec<Trace>)> = Vec::new();
+    let mut errors: (Vec<String>, Vec<String>) = (Vec::new(), Vec::new());
     for batch in reader {
         let batch = batch?;
         let names = string_column(&batch, "name")?;
@@ -46,6 +51,7 @@ pub fn tables_from_ipc(
             .ok_or_else(|| input_error("no `trace` column"))?;
         for row in 0..batch.num_rows() {
             let name = names.value(row).to_string();
+            // Read from the batch in place: the files are not copied before they are imported.
             let bytes: &[u8] = match traces.data_type() {
                 _ if traces.is_null(row) => &[],
                 DataType::Binary => traces.as_binary::<i32>().value(row),
@@ -58,21 +64,12 @@ pub fn tables_from_ipc(
                     )))
                 }
             };
-            files.push((name, bytes.to_vec()));
-        }
-    }
-    let options = ImportOptions {
-        format: request.format.clone(),
-        model: request.model.clone(),
-    };
-    let mut imported: Vec<(String, Vec<Trace>)> = Vec::new();
-    let mut errors: (Vec<String>, Vec<String>) = (Vec::new(), Vec::new());
-    for (name, bytes) in files {
-        match import(&name, &bytes, &options) {
-            Ok(i) => imported.push((name, i.traces)),
-            Err(e) => {
-                errors.0.push(name);
-                errors.1.push(e.to_string());
+            match import(&name, bytes, &options) {
+                Ok(i) => imported.push((name, i.traces)),
+                Err(e) => {
+                    errors.0.push(name);
+                    errors.1.push(e.to_string());
+                }
             }
         }
     }

@@ -76,14 +76,15 @@ impl Tables {
             t.calls.push(int(f.calls as u64));
             t.chunks.push(int(f.chunks as u64));
             t.total_tokens.push(int(analysis.summary.total_tokens));
-            for (i, category) in Category::ALL.into_iter().enumerate() {
-                let tokens: u64 = trace
-                    .chunks
-                    .iter()
-                    .filter(|x| x.category == category)
-                    .map(|x| u64::from(x.tokens))
-                    .sum();
-                t.by_category[i].push(int(tokens));
+            // One pass over the chunks for every category's tokens.
+            let mut tokens = [0u64; Category::ALL.len()];
+            for chunk in &trace.chunks {
+                if let Some(i) = Category::ALL.iter().position(|&c| c == chunk.category) {
+                    tokens[i] += u64::from(chunk.tokens);
+                }
+            }
+            for (column, n) in t.by_category.iter_mut().zip(tokens) {
+                column.push(int(n));
             }
             t.peak_input_tokens.push(int(f.peak_input_tokens));
             t.context_window.push(f.context_window.map(int));

@@ -61,44 +61,46 @@ def schema(table: str, **options: Any) -> Any:
     return from_arrow_schema(tables[table].schema)
 
 
-def analyze(
-    df: Any,
-    *,
-    trace: str = "trace",
-    name: Optional[str] = "name",
-    format: Optional[str] = None,
-    model: Optional[str] = None,
-) -> Any:
+def _per_trace_table(table: str, doc: str) -> Any:
+    """A function that gives ``table`` of a DataFrame of traces (``trace=`` the column with the
+    file's bytes or text, ``name=`` the one naming it: its ``source``)."""
+
+    def of(
+        df: Any,
+        *,
+        trace: str = "trace",
+        name: Optional[str] = "name",
+        format: Optional[str] = None,
+        model: Optional[str] = None,
+    ) -> Any:
+        return _table(df, table, trace, name, {"format": format, "model": model})
+
+    of.__name__ = of.__qualname__ = {"traces": "analyze"}.get(table, table)
+    of.__doc__ = doc
+    return of
+
+
+analyze = _per_trace_table(
+    "traces",
     """One row per trace: calls, chunks, tokens by category, counted vs reported input, cost,
     peak context, orphaned tool pairs (``traces.parquet``'s columns). ``trace`` names the column
-    with the file's bytes or text, ``name`` the one that names it (its ``source``)."""
-    return _table(df, "traces", trace, name, {"format": format, "model": model})
-
-
-def calls(
-    df: Any,
-    *,
-    trace: str = "trace",
-    name: Optional[str] = "name",
-    format: Optional[str] = None,
-    model: Optional[str] = None,
-) -> Any:
+    with the file's bytes or text, ``name`` the one that names it (its ``source``).""",
+)
+calls = _per_trace_table(
+    "calls",
     """One row per LLM call: counted and reported input, cache, cost, why the cached prefix
-    ended (``calls.parquet``'s columns)."""
-    return _table(df, "calls", trace, name, {"format": format, "model": model})
-
-
-def chunks(
-    df: Any,
-    *,
-    trace: str = "trace",
-    name: Optional[str] = "name",
-    format: Optional[str] = None,
-    model: Optional[str] = None,
-) -> Any:
+    ended (``calls.parquet``'s columns).""",
+)
+chunks = _per_trace_table(
+    "chunks",
     """One row per chunk: category, tool, tokens, calls carried, attributed cost, value
-    (``chunks.parquet``'s columns)."""
-    return _table(df, "chunks", trace, name, {"format": format, "model": model})
+    (``chunks.parquet``'s columns).""",
+)
+errors = _per_trace_table(
+    "errors",
+    """The rows that could not be read: ``source`` and ``error`` (what the importer said, with
+    the line or byte offset).""",
+)
 
 
 def simulate(
@@ -117,16 +119,3 @@ def simulate(
         raise ValueError("simulate needs at least one policy and one budget")
     options = {"format": format, "model": model, "policies": list(policies), "budgets": list(budgets)}
     return _table(df, "simulations", trace, name, options)
-
-
-def errors(
-    df: Any,
-    *,
-    trace: str = "trace",
-    name: Optional[str] = "name",
-    format: Optional[str] = None,
-    model: Optional[str] = None,
-) -> Any:
-    """The rows that could not be read: ``source`` and ``error`` (what the importer said, with
-    the line or byte offset)."""
-    return _table(df, "errors", trace, name, {"format": format, "model": model})
