@@ -2,7 +2,7 @@
 //! `mapInArrow`): a batch of trace files in, the tables out, both as Arrow IPC streams, so a host
 //! hands over a whole batch at once and no row becomes a host object.
 
-use crate::{simulations, ColumnsError, Tables};
+use crate::{simulations, ColumnsError, Tables, Wanted};
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, RecordBatch, StringArray};
 use arrow_ipc::reader::StreamReader;
@@ -25,17 +25,55 @@ pub struct IpcRequest {
     pub policies: Vec<PolicyConfig>,
     /// Budgets for the simulations table.
     pub budgets: Vec<u32>,
+    /// The tables to make, by name (`traces`, `calls`, `chunks`, `simulations`); empty: the
+    /// three of [`TABLE_NAMES`], and `simulations` when policies and budgets are given. A host
+    /// that wants one table names it: the per-trace table alone costs what `memlens inspect`
+    /// does, simulations alone need no analysis. `errors` always comes back.
+    pub tables: Vec<String>,
+}
+
+impl IpcRequest {
+    /// The tables asked for: the three, and whether to simulate.
+    fn wanted(&self) -> Result<(Wanted, bool), ColumnsError> {
+        let can_simulate = !self.policies.is_empty() && !self.budgets.is_empty();
+        if self.tables.is_empty() {
+            return Ok((Wanted::ALL, can_simulate));
+        }
+        let (mut wanted, mut simulate) = (Wanted::NONE, false);
+        for name in &self.tables {
+            match name.as_str() {
+                "traces" => wanted.traces = true,
+                "calls" => wanted.calls = true,
+                "chunks" => wanted.chunks = true,
+                "errors" => {}
+                "simulations" if can_simulate => simulate = true,
+                "simulations" => {
+                    return Err(input_error(
+                        "the simulations table needs at least one policy and one budget",
+                    ))
+                }
+                other => {
+                    return Err(input_error(&format!(
+                        "no table `{other}`: one of traces, calls, chunks, simulations, errors"
+                    )))
+                }
+            }
+        }
+        Ok((wanted, simulate))
+    }
 }
 
 /// The input: an Arrow IPC stream whose batches have a `trace` column (the file's bytes, binary
 /// or string) and a `name` column (string, the `source` of its rows). Returns the tables as Arrow
-/// IPC streams, by name: `traces`, `calls`, `chunks`, `simulations` (when asked) and `errors`
-/// (`source`, `error`: the inputs that could not be read; the others still are).
+/// IPC streams, by name, in this order: those of `traces`, `calls`, `chunks` and `simulations`
+/// that were asked for ([`IpcRequest::tables`]) and `errors` (`source`, `error`: the inputs that
+/// could not be read; the others still are).
 pub fn tables_from_ipc(
     input: &[u8],
     request: &IpcRequest,
     prices: &PriceTable,
 ) -> Result<Vec<(&'static str, Vec<u8>)>, ColumnsError> {
+    let (wanted, simulate) = request.wanted()?;
     let reader = StreamReader::try_new(input, None)?;
     let options = ImportOptions {
         format: request.format.clone(),
@@ -78,12 +116,17 @@ pub fn tables_from_ipc(
             .iter()
             .flat_map(|(name, traces)| traces.iter().map(move |t| (name.as_str(), t)))
     };
-    let tables = Tables::build(rows(), prices)?;
     let mut out = Vec::new();
-    for (name, batch) in tables.batches() {
-        out.push((name, stream(batch)?));
+    if wanted.any() {
+        let tables = Tables::build_only(rows(), prices, wanted)?;
+        let asked = [wanted.traces, wanted.calls, wanted.chunks];
+        for ((name, batch), asked) in tables.batches().into_iter().zip(asked) {
+            if asked {
+                out.push((name, stream(batch)?));
+            }
+        }
     }
-    if !request.policies.is_empty() && !request.budgets.is_empty() {
+    if simulate {
         let batch = simulations(rows(), &request.policies, &request.budgets, prices)?;
         out.push(("simulations", stream(&batch)?));
     }
@@ -203,6 +246,33 @@ mod tests {
         let error = errors[0].column(1).as_string::<i32>().value(0).to_string();
         assert_eq!(source, "malformed/truncated.json");
         assert!(error.contains("truncated.json"), "{error}");
+
+        // One table asked for: that table (the same rows) and the errors, nothing else.
+        for (i, table) in ["traces", "calls", "chunks", "simulations"]
+            .iter()
+            .enumerate()
+        {
+            let one = IpcRequest {
+                tables: vec![table.to_string()],
+                ..request.clone()
+            };
+            let got = tables_from_ipc(&input, &one, &prices).expect("tables");
+            let names: Vec<&str> = got.iter().map(|(n, _)| *n).collect();
+            assert_eq!(names, [*table, "errors"]);
+            assert_eq!(read(&got[0].1), read(&out[i].1), "{table}");
+        }
+        let unknown = IpcRequest {
+            tables: vec!["sessions".to_string()],
+            ..request.clone()
+        };
+        let e = tables_from_ipc(&input, &unknown, &prices).expect_err("refused");
+        assert!(e.to_string().contains("no table `sessions`"), "{e}");
+        let no_policy = IpcRequest {
+            tables: vec!["simulations".to_string()],
+            ..IpcRequest::default()
+        };
+        let e = tables_from_ipc(&input, &no_policy, &prices).expect_err("refused");
+        assert!(e.to_string().contains("needs at least one policy"), "{e}");
 
         // A batch without the columns: an error that says which.
         let wrong = RecordBatch::try_new(

@@ -26,11 +26,13 @@ use arrow_array::{
     ArrayRef, BooleanArray, Float32Array, Float64Array, Int64Array, RecordBatch, StringArray,
 };
 use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
-use memlens_core::analysis::{analyze, AnalysisOptions};
+use memlens_core::analysis::{analyze, AnalysisOptions, CallRow, ChunkRow};
 use memlens_core::cost::PriceTable;
 use memlens_core::model::Category;
 use memlens_core::policy::{PolicyConfig, PolicyError};
-use memlens_core::simulate::simulate;
+use memlens_core::references::detect;
+use memlens_core::report::{summarize, TraceFigures};
+use memlens_core::simulate::simulate_trace;
 use memlens_core::Trace;
 use std::sync::Arc;
 
@@ -48,12 +50,54 @@ pub struct Tables {
 /// The tables' names, in the order of [`Tables::batches`] (the Parquet files are `<name>.parquet`).
 pub const TABLE_NAMES: [&str; 3] = ["traces", "calls", "chunks"];
 
+/// Which of the three tables to make; those left out come back with no rows. The per-trace table
+/// alone costs what `memlens inspect` does; calls and chunks need the whole analysis (values,
+/// the access graph).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Wanted {
+    /// The per-trace table.
+    pub traces: bool,
+    /// The per-call table.
+    pub calls: bool,
+    /// The per-chunk table.
+    pub chunks: bool,
+}
+
+impl Wanted {
+    /// All three tables.
+    pub const ALL: Wanted = Wanted {
+        traces: true,
+        calls: true,
+        chunks: true,
+    };
+    /// None of them (only simulations or errors are wanted).
+    pub const NONE: Wanted = Wanted {
+        traces: false,
+        calls: false,
+        chunks: false,
+    };
+
+    /// Whether any of the three is wanted.
+    pub fn any(self) -> bool {
+        self.traces || self.calls || self.chunks
+    }
+}
+
 impl Tables {
     /// The tables of `traces`, each given with the name of the source it came from (a file name;
     /// the `source` column), counted already (as importers return them).
     pub fn build<'a>(
         traces: impl IntoIterator<Item = (&'a str, &'a Trace)>,
         prices: &PriceTable,
+    ) -> Result<Tables, ArrowError> {
+        Tables::build_only(traces, prices, Wanted::ALL)
+    }
+
+    /// [`Tables::build`] of the `wanted` tables only: the others have no rows.
+    pub fn build_only<'a>(
+        traces: impl IntoIterator<Item = (&'a str, &'a Trace)>,
+        prices: &PriceTable,
+        wanted: Wanted,
     ) -> Result<Tables, ArrowError> {
         let mut t = TraceRows::default();
         let mut c = CallRows::default();
@@ -65,72 +109,36 @@ impl Tables {
             ..AnalysisOptions::default()
         };
         for (source, trace) in traces {
-            let analysis = analyze(trace, prices, &options);
-            let f = &analysis.summary.figures;
-            t.source.push(source.to_string());
-            t.trace_id.push(f.id.clone());
-            t.format.push(f.format.clone());
-            t.model.push(f.model.clone());
-            t.encoding.push(f.encoding.name().to_string());
-            t.tokens_estimated.push(f.tokens_estimated);
-            t.calls.push(int(f.calls as u64));
-            t.chunks.push(int(f.chunks as u64));
-            t.total_tokens.push(int(analysis.summary.total_tokens));
-            // One pass over the chunks for every category's tokens.
-            let mut tokens = [0u64; Category::ALL.len()];
-            for chunk in &trace.chunks {
-                if let Some(i) = Category::ALL.iter().position(|&c| c == chunk.category) {
-                    tokens[i] += u64::from(chunk.tokens);
+            if !wanted.any() {
+                continue;
+            }
+            // The per-trace figures alone are a summary (what `memlens inspect` computes); the
+            // other tables need the analysis.
+            let analysis =
+                (wanted.calls || wanted.chunks).then(|| analyze(trace, prices, &options));
+            let summary;
+            let (f, total_tokens) = match &analysis {
+                Some(a) => (&a.summary.figures, a.summary.total_tokens),
+                None => {
+                    summary = summarize(trace, prices, 0);
+                    (&summary.figures, summary.tokens.total)
+                }
+            };
+            if wanted.traces {
+                t.push(source, trace, f, total_tokens);
+            }
+            let Some(analysis) = &analysis else {
+                continue;
+            };
+            if wanted.calls {
+                for row in &analysis.calls {
+                    c.push(source, &f.id, row);
                 }
             }
-            for (column, n) in t.by_category.iter_mut().zip(tokens) {
-                column.push(int(n));
-            }
-            t.peak_input_tokens.push(int(f.peak_input_tokens));
-            t.context_window.push(f.context_window.map(int));
-            t.counted_input_tokens.push(int(f.counted_input_tokens));
-            t.reported_input_tokens
-                .push(f.reported_input_tokens.map(int));
-            t.counted_input_tokens_where_reported
-                .push(f.counted_input_tokens_where_reported.map(int));
-            t.counted_output_tokens.push(int(f.counted_output_tokens));
-            t.orphan_tool_results
-                .push(int(f.orphan_tool_results as u64));
-            t.unanswered_tool_calls
-                .push(int(f.unanswered_tool_calls as u64));
-            t.priced_as.push(f.priced_as.clone());
-            t.cost_usd.push(f.cost_usd);
-            for row in &analysis.calls {
-                c.source.push(source.to_string());
-                c.trace_id.push(f.id.clone());
-                c.call.push(i64::from(row.index));
-                c.input_tokens.push(int(row.input_tokens));
-                c.reported_input_tokens.push(row.reported_input.map(int));
-                c.cached_input_tokens.push(int(row.cached_input));
-                c.output_tokens.push(int(row.output_tokens));
-                c.framing_tokens.push(int(row.framing));
-                c.cost_usd.push(row.cost_usd);
-                c.prefix_cause.push(row.cause.as_str().to_string());
-                c.prefix_break_at.push(row.break_at.map(i64::from));
-                c.resent_tokens.push(int(row.resent_tokens));
-                c.miss_usd.push(row.miss_usd);
-            }
-            for row in &analysis.chunks {
-                k.source.push(source.to_string());
-                k.trace_id.push(f.id.clone());
-                k.chunk.push(i64::from(row.id));
-                k.key.push(row.key.clone());
-                k.category.push(row.category.as_str().to_string());
-                k.tool_name.push(row.tool_name.clone());
-                k.tokens.push(i64::from(row.tokens));
-                k.content_tokens.push(i64::from(row.content_tokens));
-                k.calls_carried.push(i64::from(row.calls_carried));
-                k.token_calls.push(int(row.token_calls));
-                k.cost_usd.push(row.cost_usd);
-                k.value.push(row.value);
-                k.references.push(i64::from(row.references));
-                k.first_call.push(row.first_call.map(i64::from));
-                k.last_call.push(row.last_call.map(i64::from));
+            if wanted.chunks {
+                for row in &analysis.chunks {
+                    k.push(source, &f.id, row);
+                }
             }
         }
         Ok(Tables {
@@ -139,7 +147,88 @@ impl Tables {
             chunks: k.finish()?,
         })
     }
+}
 
+impl TraceRows {
+    fn push(&mut self, source: &str, trace: &Trace, f: &TraceFigures, total_tokens: u64) {
+        let t = self;
+        t.source.push(source.to_string());
+        t.trace_id.push(f.id.clone());
+        t.format.push(f.format.clone());
+        t.model.push(f.model.clone());
+        t.encoding.push(f.encoding.name().to_string());
+        t.tokens_estimated.push(f.tokens_estimated);
+        t.calls.push(int(f.calls as u64));
+        t.chunks.push(int(f.chunks as u64));
+        t.total_tokens.push(int(total_tokens));
+        // One pass over the chunks for every category's tokens.
+        let mut tokens = [0u64; Category::ALL.len()];
+        for chunk in &trace.chunks {
+            if let Some(i) = Category::ALL.iter().position(|&c| c == chunk.category) {
+                tokens[i] += u64::from(chunk.tokens);
+            }
+        }
+        for (column, n) in t.by_category.iter_mut().zip(tokens) {
+            column.push(int(n));
+        }
+        t.peak_input_tokens.push(int(f.peak_input_tokens));
+        t.context_window.push(f.context_window.map(int));
+        t.counted_input_tokens.push(int(f.counted_input_tokens));
+        t.reported_input_tokens
+            .push(f.reported_input_tokens.map(int));
+        t.counted_input_tokens_where_reported
+            .push(f.counted_input_tokens_where_reported.map(int));
+        t.counted_output_tokens.push(int(f.counted_output_tokens));
+        t.orphan_tool_results
+            .push(int(f.orphan_tool_results as u64));
+        t.unanswered_tool_calls
+            .push(int(f.unanswered_tool_calls as u64));
+        t.priced_as.push(f.priced_as.clone());
+        t.cost_usd.push(f.cost_usd);
+    }
+}
+
+impl CallRows {
+    fn push(&mut self, source: &str, trace_id: &str, row: &CallRow) {
+        let c = self;
+        c.source.push(source.to_string());
+        c.trace_id.push(trace_id.to_string());
+        c.call.push(i64::from(row.index));
+        c.input_tokens.push(int(row.input_tokens));
+        c.reported_input_tokens.push(row.reported_input.map(int));
+        c.cached_input_tokens.push(int(row.cached_input));
+        c.output_tokens.push(int(row.output_tokens));
+        c.framing_tokens.push(int(row.framing));
+        c.cost_usd.push(row.cost_usd);
+        c.prefix_cause.push(row.cause.as_str().to_string());
+        c.prefix_break_at.push(row.break_at.map(i64::from));
+        c.resent_tokens.push(int(row.resent_tokens));
+        c.miss_usd.push(row.miss_usd);
+    }
+}
+
+impl ChunkRows {
+    fn push(&mut self, source: &str, trace_id: &str, row: &ChunkRow) {
+        let k = self;
+        k.source.push(source.to_string());
+        k.trace_id.push(trace_id.to_string());
+        k.chunk.push(i64::from(row.id));
+        k.key.push(row.key.clone());
+        k.category.push(row.category.as_str().to_string());
+        k.tool_name.push(row.tool_name.clone());
+        k.tokens.push(i64::from(row.tokens));
+        k.content_tokens.push(i64::from(row.content_tokens));
+        k.calls_carried.push(i64::from(row.calls_carried));
+        k.token_calls.push(int(row.token_calls));
+        k.cost_usd.push(row.cost_usd);
+        k.value.push(row.value);
+        k.references.push(i64::from(row.references));
+        k.first_call.push(row.first_call.map(i64::from));
+        k.last_call.push(row.last_call.map(i64::from));
+    }
+}
+
+impl Tables {
     /// The three batches, named as [`TABLE_NAMES`].
     pub fn batches(&self) -> [(&'static str, &RecordBatch); 3] {
         [
@@ -187,14 +276,18 @@ pub fn simulations<'a>(
 ) -> Result<RecordBatch, ColumnsError> {
     let mut r = SimRows::default();
     for (source, trace) in traces {
+        // One access graph per trace for all its simulations (`simulate` would find it in each).
+        let graph = detect(trace);
         for policy in policies {
             for &budget in budgets {
-                let report = simulate(std::slice::from_ref(trace), policy, budget, prices)
-                    .map_err(|source| ColumnsError::Policy {
-                        policy: policy.name.clone(),
-                        source,
+                let sim =
+                    simulate_trace(trace, &graph, policy, budget, prices).map_err(|source| {
+                        ColumnsError::Policy {
+                            policy: policy.name.clone(),
+                            source,
+                        }
                     })?;
-                let t = &report.totals;
+                let t = &sim.totals;
                 r.source.push(source.to_string());
                 r.trace_id.push(trace.id.clone());
                 r.policy.push(policy.name.clone());

@@ -385,10 +385,10 @@ fn simulate(
 
 /// The columnar tables (memlens-columns) of a batch of trace files: the input is an Arrow IPC
 /// stream with `name` and `trace` columns, the output `(table name, IPC stream)` pairs —
-/// traces, calls, chunks, simulations (when policies and budgets are given), errors. The
-/// wrapper builds and reads the streams with pyarrow: no Python object per row or per field.
+/// traces, calls, chunks, simulations (when policies and budgets are given; `tables` picks),
+/// errors. The wrapper builds and reads the streams with pyarrow: no Python object per row or per field.
 #[pyfunction]
-#[pyo3(signature = (input, format=None, model=None, policies=None, budgets=None))]
+#[pyo3(signature = (input, format=None, model=None, policies=None, budgets=None, tables=None))]
 fn tables_ipc<'py>(
     py: Python<'py>,
     input: Vec<u8>,
@@ -396,6 +396,7 @@ fn tables_ipc<'py>(
     model: Option<String>,
     policies: Option<Vec<Bound<'py, PyAny>>>,
     budgets: Option<Vec<u32>>,
+    tables: Option<Vec<String>>,
 ) -> PyResult<Vec<(&'static str, Bound<'py, pyo3::types::PyBytes>)>> {
     let policies = policies
         .unwrap_or_default()
@@ -407,6 +408,7 @@ fn tables_ipc<'py>(
         model,
         policies,
         budgets: budgets.unwrap_or_default(),
+        tables: tables.unwrap_or_default(),
     };
     let tables = py
         .detach(|| memlens_columns::ipc::tables_from_ipc(&input, &request, memlens_pool::prices()));

@@ -46,6 +46,19 @@ def test_a_batch_with_unreadable_rows_keeps_the_rest_and_names_them(tau):
     assert all(e["source"] in e["error"] for e in errors), errors
 
 
+def test_a_table_asked_for_alone_is_the_same_table(tau):
+    batch = pa.record_batch({"name": pa.array(["tau.json"]), "trace": pa.array([tau.read_bytes()])})
+    every = memlens.columns_of_batch(batch, model="gpt-4o", policies=["window"], budgets=[4000])
+    for name in ["traces", "calls", "chunks", "simulations"]:
+        one = memlens.columns_of_batch(
+            batch, model="gpt-4o", policies=["window"], budgets=[4000], tables=[name]
+        )
+        assert sorted(one) == sorted([name, "errors"])
+        assert one[name].equals(every[name]), name
+    with pytest.raises(ValueError, match="no table `sessions`"):
+        memlens.columns_of_batch(batch, tables=["sessions"])
+
+
 def test_a_batch_without_the_columns_is_a_value_error():
     with pytest.raises(ValueError, match="no `trace` column"):
         memlens.columns_of_batch(pa.record_batch({"name": pa.array(["x"])}))

@@ -268,9 +268,19 @@ pub fn analyze(trace: &Trace, prices: &PriceTable, options: &AnalysisOptions) ->
     let (by_category, by_tool) =
         groups(&chunks, &categories, total_tokens, cost.priced_as.is_some());
 
-    let mut heatmap = heatmap(trace, &graph, &options.value, &first, &last);
-    let heatmap_total_rows = heatmap.len();
-    heatmap.truncate(options.max_heatmap_rows);
+    // The heatmap replays the value engine at every call: skipped when no row is wanted.
+    let (heatmap, heatmap_total_rows) = if options.max_heatmap_rows == 0 {
+        let rows = first
+            .iter()
+            .zip(&last)
+            .filter(|(f, l)| f.is_some() && l.is_some());
+        (Vec::new(), rows.count())
+    } else {
+        let mut rows = heatmap(trace, &graph, &options.value, &first, &last);
+        let total = rows.len();
+        rows.truncate(options.max_heatmap_rows);
+        (rows, total)
+    };
     let edges = edges(&graph);
 
     let mean_value = if chunks.is_empty() {

@@ -134,6 +134,18 @@ fn rows_carry_calls_references_and_values() {
     );
     assert_eq!(limited.heatmap, a.heatmap[..3].to_vec());
     assert_eq!(limited.heatmap_total_rows, a.heatmap.len());
+    // No rows wanted: none made, the count still right, the rest of the analysis unchanged.
+    let none = analyze(
+        &trace,
+        &PriceTable::builtin(),
+        &AnalysisOptions {
+            max_heatmap_rows: 0,
+            ..AnalysisOptions::default()
+        },
+    );
+    assert!(none.heatmap.is_empty());
+    assert_eq!(none.heatmap_total_rows, a.heatmap.len());
+    assert_eq!((&none.summary, &none.chunks), (&a.summary, &a.chunks));
 }
 
 #[test]

@@ -141,6 +141,7 @@ def columns_of_batch(
     model: Optional[str] = None,
     policies: Optional[Sequence[Policy]] = None,
     budgets: Optional[Sequence[int]] = None,
+    tables: Optional[Sequence[str]] = None,
 ) -> Dict[str, Any]:
     """The columnar tables of a ``pyarrow.RecordBatch`` (or ``Table``) of trace files, one per
     row: a ``name`` column (string) and a ``trace`` column (the file's bytes, binary or string).
@@ -148,20 +149,23 @@ def columns_of_batch(
     export-columns`` writes them; columns in docs/columns.md), ``simulations`` when ``policies``
     and ``budgets`` are given, and ``errors`` (``source``, ``error``) for rows that could not be
     read. The batch crosses to the engine as one Arrow IPC stream and the tables come back the
-    same way: no Python object per row. Needs ``pyarrow``."""
+    same way: no Python object per row. ``tables`` names the tables wanted (``errors`` always
+    comes back): the per-trace table alone costs what :func:`inspect` does, ``simulations``
+    alone needs no analysis. Needs ``pyarrow``."""
     import pyarrow as pa
 
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, batch.schema) as writer:
         writer.write(batch)
-    tables = _memlens.tables_ipc(
+    out = _memlens.tables_ipc(
         sink.getvalue().to_pybytes(),
         format,
         model,
         [_policy_arg(p) for p in policies or []],
         list(budgets or []),
+        list(tables or []),
     )
-    return {name: pa.ipc.open_stream(data).read_all() for name, data in tables}
+    return {name: pa.ipc.open_stream(data).read_all() for name, data in out}
 
 
 def columns(
@@ -172,6 +176,7 @@ def columns(
     model: Optional[str] = None,
     policies: Optional[Sequence[Policy]] = None,
     budgets: Optional[Sequence[int]] = None,
+    tables: Optional[Sequence[str]] = None,
 ) -> Dict[str, Any]:
     """:func:`columns_of_batch` of trace files given as paths or bytes (``names`` name the
     bytes; a path names itself): ``pyarrow.Table``s by name, for pandas, Polars or DuckDB."""
@@ -188,7 +193,7 @@ def columns(
         }
     )
     return columns_of_batch(
-        batch, format=format, model=model, policies=policies, budgets=budgets
+        batch, format=format, model=model, policies=policies, budgets=budgets, tables=tables
     )
 
 

@@ -50,4 +50,5 @@ def tables_ipc(
     model: Optional[str] = None,
     policies: Optional[List[Any]] = None,
     budgets: Optional[List[int]] = None,
+    tables: Optional[List[str]] = None,
 ) -> List[Tuple[str, bytes]]: ...
