@@ -9,7 +9,7 @@ bash scripts/bootstrap.sh
 [ -x "$HOME/.cargo/bin/cargo" ] && export PATH="$HOME/.cargo/bin:$PATH"
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
-WASM_CRATES=(-p memlens-core -p memlens-import -p memlens-pool -p memlens-wasm)
+WASM_CRATES=(-p memlens-core -p memlens-import -p memlens-pool -p memlens-fit -p memlens-wasm)
 
 step "cargo fmt --check"
 cargo fmt --all -- --check
@@ -19,10 +19,10 @@ step "clippy (native)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 # The core as the web worker takes it: no compiled-in tables (memlens_core::assets).
 cargo clippy -p memlens-core --no-default-features --locked -- -D warnings
-step "clippy (wasm32: core, importers, npm layer, web app)"
+step "clippy (wasm32: core, importers, pool, fit, npm layer, web app)"
 cargo clippy "${WASM_CRATES[@]}" --target wasm32-unknown-unknown --locked -- -D warnings
 CARGO_TARGET_DIR=target/web cargo clippy -p memlens-web --target wasm32-unknown-unknown --locked -- -D warnings
-step "build (wasm32: core, importers, npm layer)"
+step "build (wasm32: core, importers, pool, fit, npm layer)"
 cargo build "${WASM_CRATES[@]}" --target wasm32-unknown-unknown --locked
 step "tests"
 # CI=true makes insta fail on a missing or changed snapshot instead of writing a new one.

@@ -1,9 +1,11 @@
 //! `memlens export-columns`: the per-trace, per-call and per-chunk tables (memlens-columns) as
-//! Parquet files, for DuckDB, Polars, ClickHouse or a warehouse.
+//! Parquet files, for DuckDB, Polars, ClickHouse or a warehouse; and `memlens
+//! labels-from-hindsight`'s table, as Parquet or CSV.
 
 use crate::{write_atomically, ImportedFiles, Inputs};
 use arrow_array::RecordBatch;
 use memlens_columns::{simulations, Tables};
+
 use memlens_core::policy::PolicyConfig;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
@@ -69,4 +71,58 @@ fn parquet_bytes(batch: &RecordBatch) -> Result<Vec<u8>, parquet::errors::Parque
     let mut writer = ArrowWriter::try_new(Vec::new(), batch.schema(), Some(properties))?;
     writer.write(batch)?;
     writer.into_inner()
+}
+
+/// `labels-from-hindsight`'s result: the CSV text when no file was asked for, the rows written,
+/// and the inputs that could not be read.
+pub(crate) struct Labels {
+    pub csv: Vec<u8>,
+    pub rows: usize,
+    pub errors: Vec<String>,
+}
+
+/// Imports the inputs and makes their hindsight labels table: written to `output` (Parquet for
+/// a `.parquet` name, CSV otherwise; atomically), or returned as CSV text.
+pub(crate) fn hindsight_labels(inputs: &Inputs, output: Option<&Path>) -> Result<Labels, String> {
+    let (_, ImportedFiles { imports, errors }) = inputs.read()?;
+    if imports.is_empty() {
+        return Err(format!("no trace could be read: {}", errors.join("; ")));
+    }
+    let traces = imports
+        .iter()
+        .flat_map(|(name, i)| i.traces.iter().map(move |t| (name.as_str(), t)));
+    let batch = memlens_columns::hindsight_labels(traces)
+        .map_err(|e| format!("building the labels: {e}"))?;
+    let parquet = output.is_some_and(|p| p.extension().is_some_and(|e| e == "parquet"));
+    let bytes = if parquet {
+        parquet_bytes(&batch).map_err(|e| e.to_string())
+    } else {
+        csv_bytes(&batch).map_err(|e| e.to_string())
+    };
+    let bytes = bytes.map_err(|e| format!("writing the labels: {e}"))?;
+    let rows = batch.num_rows();
+    match output {
+        Some(path) => {
+            write_atomically(path, &bytes)?;
+            Ok(Labels {
+                csv: Vec::new(),
+                rows,
+                errors,
+            })
+        }
+        None => Ok(Labels {
+            csv: bytes,
+            rows,
+            errors,
+        }),
+    }
+}
+
+/// One batch as CSV with a header row (nulls as empty fields).
+fn csv_bytes(batch: &RecordBatch) -> Result<Vec<u8>, arrow_schema::ArrowError> {
+    let mut writer = arrow_csv::WriterBuilder::new()
+        .with_header(true)
+        .build(Vec::new());
+    writer.write(batch)?;
+    Ok(writer.into_inner())
 }

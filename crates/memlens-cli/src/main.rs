@@ -23,6 +23,7 @@ use std::process::ExitCode;
 mod bench_evidence;
 mod calls;
 mod columns;
+mod fit;
 mod fmt;
 mod human;
 mod out;
@@ -127,6 +128,45 @@ enum Command {
         #[arg(long, value_delimiter = ',', requires = "policies")]
         budgets: Vec<u32>,
     },
+    /// For every chunk at every call that carried it: whether that call or a later one used it,
+    /// and how soon (the access graph's hindsight; columns in docs/columns.md). CSV on standard
+    /// output, or to `-o` (`.parquet`: Parquet).
+    LabelsFromHindsight {
+        #[command(flatten)]
+        inputs: Inputs,
+        /// The file to write (replaced atomically): Parquet when it ends in `.parquet`, CSV
+        /// otherwise.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
+    /// Learn a policy's value weights from the traces' hindsight (which chunks later steps
+    /// used) and choose its value threshold by replay: the most input tokens saved with misses in
+    /// at most --max-miss-rate of calls. Prints k-fold figures by trace (train and validation,
+    /// beside the base policy) and the weights' change; -o writes the policy fitted on every
+    /// trace (`.toml` or JSON), which `simulate --policy`, the web app, npm and Python read.
+    Fit {
+        #[command(flatten)]
+        inputs: Inputs,
+        /// The policy to fit (a built-in name or a policy file): its strategy, protection and
+        /// compression are kept.
+        #[arg(long, default_value = "value")]
+        policy: String,
+        /// The token budget the policy runs at.
+        #[arg(long, default_value_t = 4000)]
+        budget: u32,
+        /// The ceiling: the share of calls with a miss allowed on the training traces.
+        #[arg(long, default_value_t = 0.01)]
+        max_miss_rate: f64,
+        /// Cross-validation folds (traces dealt in turn; 0 or 1: no cross-validation).
+        #[arg(long, default_value_t = 5)]
+        folds: usize,
+        /// Write the policy fitted on every trace here (replaced atomically).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// Print one JSON document instead of tables.
+        #[arg(long)]
+        json: bool,
+    },
     /// List the formats MemLens reads.
     Formats,
     /// Replay traces under a policy and budget: tokens and dollars saved, misses, violations.
@@ -174,8 +214,15 @@ enum Command {
         #[arg(long, value_delimiter = ',')]
         policies: Vec<String>,
         /// Token budget.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "budgets")]
         budget: Option<u32>,
+        /// Comma-separated budgets: every policy at each.
+        #[arg(long, value_delimiter = ',')]
+        budgets: Vec<u32>,
+        /// Mark the rows on the frontier of tokens saved against calls with a miss (budgets
+        /// 2000,4000,8000 unless given), best savings first.
+        #[arg(long)]
+        frontier: bool,
         #[command(flatten)]
         common: SimFlags,
     },
@@ -312,7 +359,8 @@ pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> 
     tmp_name.push(name);
     tmp_name.push(format!(".{}.tmp", std::process::id()));
     let tmp = path.with_file_name(tmp_name);
-    std::fs::write(&tmp, bytes).map_err(|e| format!("{}: {e}", tmp.display()))?;
+    // The error names the file asked for (the temporary name means nothing to the user).
+    std::fs::write(&tmp, bytes).map_err(|e| format!("{}: {e}", path.display()))?;
     std::fs::rename(&tmp, path).map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
         format!("{}: {e}", path.display())
@@ -438,9 +486,17 @@ fn run(command: Command) -> Result<ExitCode, String> {
             files,
             policies,
             budget,
+            budgets,
+            frontier,
             common,
-        } => sim::compare_cmd(&common.into_args(files), &policies, budget)
-            .map(|()| ExitCode::SUCCESS),
+        } => sim::compare_cmd(
+            &common.into_args(files),
+            &policies,
+            budget,
+            &budgets,
+            frontier,
+        )
+        .map(|()| ExitCode::SUCCESS),
         Command::BenchEvidence {
             file,
             budgets,
@@ -502,6 +558,51 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 outln!("{}: {rows} row(s)", path.display());
             }
             Ok(if written.errors.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
+        }
+        Command::LabelsFromHindsight { inputs, output } => {
+            let labels = columns::hindsight_labels(&inputs, output.as_deref())?;
+            for e in &labels.errors {
+                eprintln!("memlens: error: {e}");
+            }
+            match &output {
+                Some(path) => outln!("{}: {} row(s)", path.display(), labels.rows),
+                None => out::bytes(&labels.csv),
+            }
+            Ok(if labels.errors.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
+        }
+        Command::Fit {
+            inputs,
+            policy,
+            budget,
+            max_miss_rate,
+            folds,
+            output,
+            json,
+        } => {
+            if !(0.0..=1.0).contains(&max_miss_rate) {
+                return Err(format!("--max-miss-rate {max_miss_rate}: a share, 0 to 1"));
+            }
+            let errors = fit::fit_cmd(fit::FitArgs {
+                inputs: &inputs,
+                base: sim::resolve_policy(&policy)?,
+                budget,
+                max_miss_rate,
+                folds,
+                output: output.as_deref(),
+                json,
+            })?;
+            for e in &errors {
+                eprintln!("memlens: error: {e}");
+            }
+            Ok(if errors.is_empty() {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::from(1)

@@ -14,6 +14,14 @@ pub fn write(args: std::fmt::Arguments<'_>) {
     }
 }
 
+/// Writes bytes to stdout as they are.
+pub fn bytes(data: &[u8]) {
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = stdout.write_all(data).and_then(|()| stdout.flush()) {
+        exit_on(&e);
+    }
+}
+
 /// Writes a value as JSON and a newline to stdout.
 pub fn json<T: serde::Serialize>(value: &T) -> Result<(), String> {
     let mut stdout = std::io::stdout().lock();

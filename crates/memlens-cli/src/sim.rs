@@ -258,7 +258,15 @@ pub fn sweep_cmd(args: &SimArgs, policy: &str, budgets: &[u32]) -> Result<(), St
 }
 
 /// `memlens compare`.
-pub fn compare_cmd(args: &SimArgs, policies: &[String], budget: Option<u32>) -> Result<(), String> {
+/// `memlens compare`: every policy at `budget` (or its own), or at each of `budgets`; with
+/// `frontier`, the rows on the saved-tokens / miss-rate frontier are marked.
+pub fn compare_cmd(
+    args: &SimArgs,
+    policies: &[String],
+    budget: Option<u32>,
+    budgets: &[u32],
+    frontier: bool,
+) -> Result<(), String> {
     let (traces, prices) = load(args)?;
     let all: Vec<String> = memlens_core::policy::BUILTIN
         .iter()
@@ -269,18 +277,97 @@ pub fn compare_cmd(args: &SimArgs, policies: &[String], budget: Option<u32>) -> 
     } else {
         policies
     };
+    let default_budgets = [2000, 4000, 8000];
+    let budgets: &[u32] = match (budgets, frontier, budget) {
+        ([], true, None) => &default_budgets,
+        (b, _, _) => b,
+    };
     let mut rows = Vec::new();
     for spec in policies {
         let policy = resolve_policy(spec)?;
-        let budget = budget_of(&policy, budget)?;
-        let report = run_one(&traces, &policy, budget, &prices)?;
-        rows.push(Row {
-            policy: policy.name.clone(),
-            budget,
-            totals: report.totals,
-        });
+        let each: Vec<u32> = if budgets.is_empty() {
+            vec![budget_of(&policy, budget)?]
+        } else {
+            budgets.to_vec()
+        };
+        for budget in each {
+            let report = run_one(&traces, &policy, budget, &prices)?;
+            rows.push(Row {
+                policy: policy.name.clone(),
+                budget,
+                totals: report.totals,
+            });
+        }
     }
-    print_rows(args.json, &format!("{} trace(s)", traces.len()), &rows)
+    let title = format!("{} trace(s)", traces.len());
+    if !frontier {
+        return print_rows(args.json, &title, &rows);
+    }
+    let on = on_frontier(&rows);
+    if args.json {
+        let rows: Vec<_> = rows
+            .iter()
+            .zip(&on)
+            .map(|(r, &frontier)| FrontierRow { row: r, frontier })
+            .collect();
+        return print_json(&serde_json::json!({ "rows": rows }));
+    }
+    // Best savings first: the frontier reads top to bottom, from saving most to missing least.
+    let mut order: Vec<usize> = (0..rows.len()).collect();
+    order.sort_by(|&a, &b| saved_share(&rows[b]).total_cmp(&saved_share(&rows[a])));
+    outln!("{title}: tokens saved against calls with a miss, every policy at every budget");
+    outln!("(* on the frontier: no other row saves as much with as few misses)");
+    outln!();
+    outln!(
+        "    {:<26} {:>7} {:>7} {:>9} {:>8}",
+        "policy",
+        "budget",
+        "saved",
+        "miss call",
+        "frontier"
+    );
+    for i in order {
+        let r = &rows[i];
+        outln!(
+            "  {} {:<26} {:>7} {:>6.1}% {:>8.1}% {:>8}",
+            if on[i] { "*" } else { " " },
+            truncate(&r.policy, 26),
+            r.budget,
+            saved_share(r) * 100.0,
+            miss_share(r) * 100.0,
+            if on[i] { "yes" } else { "" }
+        );
+    }
+    Ok(())
+}
+
+#[derive(Serialize)]
+struct FrontierRow<'a> {
+    #[serde(flatten)]
+    row: &'a Row,
+    frontier: bool,
+}
+
+fn saved_share(r: &Row) -> f64 {
+    r.totals.saved_tokens as f64 / r.totals.full_input_tokens.max(1) as f64
+}
+
+fn miss_share(r: &Row) -> f64 {
+    r.totals.calls_with_misses as f64 / r.totals.calls.max(1) as f64
+}
+
+/// Whether each row is on the frontier: no other row saves at least as much with at most as
+/// many calls with misses, and strictly better on one of the two.
+fn on_frontier(rows: &[Row]) -> Vec<bool> {
+    rows.iter()
+        .map(|r| {
+            let (s, m) = (saved_share(r), miss_share(r));
+            !rows.iter().any(|o| {
+                let (os, om) = (saved_share(o), miss_share(o));
+                os >= s && om <= m && (os > s || om < m)
+            })
+        })
+        .collect()
 }
 
 fn print_rows(json: bool, title: &str, rows: &[Row]) -> Result<(), String> {

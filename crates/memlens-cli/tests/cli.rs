@@ -860,3 +860,256 @@ fn export_columns_writes_what_inspect_reports() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("truncated.json"));
     assert!(!bad.join("traces.parquet").exists());
 }
+
+/// `labels-from-hindsight` on `files`: the CSV and the Parquet file hold the same rows, and per
+/// chunk they agree with export-columns' chunk table (one row per call carrying it, from its
+/// first to its last call; at its first call, every use the access graph found is still ahead).
+fn check_hindsight_labels(name: &str, files: &[String], extra: &[&str]) {
+    let dir = std::env::temp_dir().join(format!("memlens-labels-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary folder");
+    let parquet = dir.join("labels.parquet");
+    let mut args = vec!["labels-from-hindsight"];
+    args.extend(extra);
+    args.extend(files.iter().map(String::as_str));
+    let csv = memlens(&args);
+    assert!(
+        csv.status.success(),
+        "{}",
+        String::from_utf8_lossy(&csv.stderr)
+    );
+    let csv = stdout(&csv);
+    args.extend(["-o", parquet.to_str().expect("a UTF-8 path")]);
+    let o = memlens(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let labels = read_parquet(&parquet);
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next(),
+        Some(
+            "source,trace_id,call,chunk,key,category,tool_name,tokens,used_later,next_use_call,\
+             calls_until_use,uses_after"
+        )
+    );
+    assert_eq!(lines.count(), labels.num_rows());
+
+    let mut export = vec!["export-columns", "-o", dir.to_str().expect("a UTF-8 path")];
+    export.extend(extra);
+    export.extend(files.iter().map(String::as_str));
+    assert!(memlens(&export).status.success());
+    let chunks = read_parquet(&dir.join("chunks.parquet"));
+    type Key = (serde_json::Value, serde_json::Value, serde_json::Value);
+    let mut per_chunk: std::collections::HashMap<Key, Vec<(i64, i64, bool, i64)>> =
+        Default::default();
+    let [source, trace, chunk, call, uses, used, until] = [
+        "source",
+        "trace_id",
+        "chunk",
+        "call",
+        "uses_after",
+        "used_later",
+        "calls_until_use",
+    ]
+    .map(|c| column(&labels, c));
+    for i in 0..labels.num_rows() {
+        let key = (source[i].clone(), trace[i].clone(), chunk[i].clone());
+        let row = (
+            call[i].as_i64().expect("int"),
+            uses[i].as_i64().expect("int"),
+            used[i].as_bool().expect("bool"),
+            until[i].as_i64().unwrap_or(-1),
+        );
+        // used_later exactly when a use lies ahead.
+        assert_eq!(row.2, row.1 > 0, "{key:?} {row:?}");
+        assert_eq!(row.2, row.3 >= 0, "{key:?} {row:?}");
+        per_chunk.entry(key).or_default().push(row);
+    }
+    let [c_source, c_trace, c_chunk, carried, first, last, refs] = [
+        "source",
+        "trace_id",
+        "chunk",
+        "calls_carried",
+        "first_call",
+        "last_call",
+        "references",
+    ]
+    .map(|c| column(&chunks, c));
+    let mut with_rows = 0;
+    for i in 0..chunks.num_rows() {
+        let key = (c_source[i].clone(), c_trace[i].clone(), c_chunk[i].clone());
+        let rows = per_chunk.get(&key).map_or(&[][..], Vec::as_slice);
+        assert_eq!(
+            rows.len() as i64,
+            carried[i].as_i64().expect("int"),
+            "{key:?}"
+        );
+        if let Some(&(first_call, uses_ahead, _, _)) = rows.first() {
+            with_rows += 1;
+            assert_eq!(Some(first_call), first[i].as_i64(), "{key:?}");
+            assert_eq!(rows.last().map(|r| r.0), last[i].as_i64(), "{key:?}");
+            assert_eq!(Some(uses_ahead), refs[i].as_i64(), "{key:?}");
+            // Uses ahead only fall as the calls go by.
+            assert!(rows.windows(2).all(|w| w[0].1 >= w[1].1), "{key:?}");
+        }
+    }
+    assert_eq!(
+        with_rows,
+        per_chunk.len(),
+        "every labelled chunk is in the chunk table"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn labels_from_hindsight_agree_with_the_chunk_table() {
+    let files = [
+        fixture("anthropic/log.jsonl"),
+        fixture("claude-code/session.jsonl"),
+        fixture("tau-bench/two-trajectories.json"),
+    ];
+    check_hindsight_labels("fixtures", &files, &[]);
+    let tau = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/data/traces/tau-bench-gpt-4o-airline.json");
+    if tau.exists() {
+        let tau = [tau.display().to_string()];
+        check_hindsight_labels("tau", &tau, &["--model", "gpt-4o"]);
+    }
+    // Nothing readable: exit 2 with the file named.
+    let o = memlens(&["labels-from-hindsight", "malformed/truncated.json"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("truncated.json"));
+    // A folder that does not exist: the file asked for is named, not a temporary one.
+    let o = memlens(&[
+        "labels-from-hindsight",
+        "tau-bench/two-trajectories.json",
+        "-o",
+        "/nonexistent-memlens/labels.parquet",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("/nonexistent-memlens/labels.parquet:"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains(".tmp"), "{stderr}");
+}
+
+#[test]
+fn compare_frontier_marks_the_rows_no_other_row_beats() {
+    let o = memlens(&[
+        "compare",
+        "tau-bench/two-trajectories.json",
+        "--policies",
+        "window,value,oracle,keep-all",
+        "--budgets",
+        "300,600,1200",
+        "--frontier",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    let rows = v["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 4 * 3);
+    let point = |r: &serde_json::Value| {
+        let t = &r["totals"];
+        let f = |k: &str| t[k].as_f64().expect("a number");
+        (
+            f("saved_tokens") / f("full_input_tokens").max(1.0),
+            f("calls_with_misses") / f("calls").max(1.0),
+        )
+    };
+    for r in rows {
+        let (s, m) = point(r);
+        let beaten = rows.iter().any(|o| {
+            let (os, om) = point(o);
+            os >= s && om <= m && (os > s || om < m)
+        });
+        assert_eq!(r["frontier"], !beaten, "{r}");
+    }
+    assert!(rows.iter().any(|r| r["frontier"] == true));
+    // The table: one line per policy and budget (the default budgets), the frontier marked.
+    let text = stdout(&memlens(&[
+        "compare",
+        "tau-bench/two-trajectories.json",
+        "--policies",
+        "window,oracle",
+        "--frontier",
+    ]));
+    assert!(text.contains("frontier"), "{text}");
+    assert_eq!(
+        text.lines().filter(|l| l.contains(" oracle ")).count(),
+        3,
+        "{text}"
+    );
+}
+
+#[test]
+fn fit_writes_a_policy_that_replays_to_the_figures_it_reports() {
+    let dir = std::env::temp_dir().join(format!("memlens-fit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary folder");
+    let policy = dir.join("fitted.toml");
+    let files = [
+        fixture("tau-bench/two-trajectories.json"),
+        fixture("claude-code/session.jsonl"),
+        fixture("anthropic/log.jsonl"),
+    ];
+    let mut args = vec![
+        "fit",
+        "--budget",
+        "600",
+        "--max-miss-rate",
+        "0.2",
+        "--folds",
+        "2",
+        "--json",
+        "-o",
+        policy.to_str().expect("a UTF-8 path"),
+    ];
+    args.extend(files.iter().map(String::as_str));
+    let o = memlens(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(v["folds"].as_array().map(Vec::len), Some(2));
+    // Each trace is held out once: the folds' validation traces add up to all of them.
+    let held: u64 = v["folds"]
+        .as_array()
+        .expect("folds")
+        .iter()
+        .map(|f| f["validation"]["traces"].as_u64().expect("traces"))
+        .sum();
+    assert_eq!(Some(held), v["traces"].as_u64());
+    // The written policy replays to the training figures `fit` reported.
+    let mut sim = vec![
+        "simulate",
+        "--policy",
+        policy.to_str().expect("a UTF-8 path"),
+        "--budget",
+        "600",
+        "--json",
+    ];
+    sim.extend(files.iter().map(String::as_str));
+    let s: serde_json::Value =
+        serde_json::from_slice(&memlens(&sim).stdout).expect("simulate --json");
+    for key in [
+        "input_tokens",
+        "full_input_tokens",
+        "misses",
+        "calls_with_misses",
+    ] {
+        assert_eq!(s["totals"][key], v["train"][key], "{key}");
+    }
+    assert_eq!(s["policy"], "value-fitted");
+    // The human table names the folds and the weights' change.
+    args.retain(|a| *a != "--json");
+    let text = stdout(&memlens(&args));
+    assert!(text.contains("2-fold by trace"), "{text}");
+    assert!(text.contains("recency"), "{text}");
+    // A ceiling that is not a share is refused.
+    let o = memlens(&[
+        "fit",
+        "--max-miss-rate",
+        "5",
+        "tau-bench/two-trajectories.json",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    std::fs::remove_dir_all(&dir).ok();
+}

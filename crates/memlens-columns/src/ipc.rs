@@ -8,6 +8,7 @@ use arrow_array::{Array, RecordBatch, StringArray};
 use arrow_ipc::reader::StreamReader;
 use arrow_ipc::writer::StreamWriter;
 use arrow_schema::{ArrowError, DataType, Field, Schema};
+use arrow_select::concat::concat_batches;
 use memlens_core::cost::PriceTable;
 use memlens_core::policy::PolicyConfig;
 use memlens_core::Trace;
@@ -79,7 +80,15 @@ pub fn tables_from_ipc(
         format: request.format.clone(),
         model: request.model.clone(),
     };
-    let mut imported: Vec<(String, Vec<Trace>)> = Vec::new();
+    let mut slices = Slices {
+        wanted,
+        simulate,
+        request,
+        prices,
+        pending: Vec::new(),
+        pending_traces: 0,
+        parts: Default::default(),
+    };
     let mut errors: (Vec<String>, Vec<String>) = (Vec::new(), Vec::new());
     for batch in reader {
         let batch = batch?;
@@ -103,7 +112,7 @@ pub fn tables_from_ipc(
                 }
             };
             match import(&name, bytes, &options) {
-                Ok(i) => imported.push((name, i.traces)),
+                Ok(i) => slices.push(name, i.traces)?,
                 Err(e) => {
                     errors.0.push(name);
                     errors.1.push(e.to_string());
@@ -111,24 +120,19 @@ pub fn tables_from_ipc(
             }
         }
     }
-    let rows = || {
-        imported
-            .iter()
-            .flat_map(|(name, traces)| traces.iter().map(move |t| (name.as_str(), t)))
-    };
+    // The last slice, also when empty: every table asked for then has its schema.
+    slices.flush()?;
     let mut out = Vec::new();
-    if wanted.any() {
-        let tables = Tables::build_only(rows(), prices, wanted)?;
-        let asked = [wanted.traces, wanted.calls, wanted.chunks];
-        for ((name, batch), asked) in tables.batches().into_iter().zip(asked) {
-            if asked {
-                out.push((name, stream(batch)?));
-            }
+    let names = ["traces", "calls", "chunks", "simulations"];
+    let asked = [wanted.traces, wanted.calls, wanted.chunks, simulate];
+    for ((name, parts), asked) in names.into_iter().zip(&slices.parts).zip(asked) {
+        if asked {
+            let schema = parts
+                .first()
+                .map(RecordBatch::schema)
+                .ok_or_else(|| input_error("a table asked for was not built"))?;
+            out.push((name, stream(&concat_batches(&schema, parts)?)?));
         }
-    }
-    if simulate {
-        let batch = simulations(rows(), &request.policies, &request.budgets, prices)?;
-        out.push(("simulations", stream(&batch)?));
     }
     let schema = Schema::new(vec![
         Field::new("source", DataType::Utf8, false),
@@ -143,6 +147,60 @@ pub fn tables_from_ipc(
     )?;
     out.push(("errors", stream(&errors)?));
     Ok(out)
+}
+
+/// Imported traces this many at a time: their tables are built and the traces dropped slice by
+/// slice, so a worker holds at most a slice of imported traces (several times their files' size)
+/// beside the input batch, however many rows Spark puts in a batch.
+const SLICE_TRACES: usize = 256;
+
+/// The tables built so far, and the imported traces not yet in them.
+struct Slices<'r> {
+    wanted: Wanted,
+    simulate: bool,
+    request: &'r IpcRequest,
+    prices: &'r PriceTable,
+    pending: Vec<(String, Vec<Trace>)>,
+    pending_traces: usize,
+    /// Per table (traces, calls, chunks, simulations): one batch per slice.
+    parts: [Vec<RecordBatch>; 4],
+}
+
+impl Slices<'_> {
+    fn push(&mut self, name: String, traces: Vec<Trace>) -> Result<(), ColumnsError> {
+        self.pending_traces += traces.len();
+        self.pending.push((name, traces));
+        if self.pending_traces >= SLICE_TRACES {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), ColumnsError> {
+        let pending = std::mem::take(&mut self.pending);
+        self.pending_traces = 0;
+        let rows = || {
+            pending
+                .iter()
+                .flat_map(|(name, traces)| traces.iter().map(move |t| (name.as_str(), t)))
+        };
+        if self.wanted.any() {
+            let tables = Tables::build_only(rows(), self.prices, self.wanted)?;
+            self.parts[0].push(tables.traces);
+            self.parts[1].push(tables.calls);
+            self.parts[2].push(tables.chunks);
+        }
+        if self.simulate {
+            let batch = simulations(
+                rows(),
+                &self.request.policies,
+                &self.request.budgets,
+                self.prices,
+            )?;
+            self.parts[3].push(batch);
+        }
+        Ok(())
+    }
 }
 
 fn input_error(what: &str) -> ColumnsError {
@@ -284,5 +342,53 @@ mod tests {
             .expect_err("refused");
         assert_eq!(e.to_string(), "input: no `trace` column");
         assert!(tables_from_ipc(b"not arrow", &request, &prices).is_err());
+    }
+
+    #[test]
+    fn a_batch_larger_than_a_slice_gives_the_same_tables() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/");
+        let file =
+            std::fs::read(format!("{root}tau-bench/two-trajectories.json")).expect("fixture");
+        // 300 files of two trajectories: two slices and a part.
+        let names: Vec<String> = (0..300).map(|i| format!("tau-{i}.json")).collect();
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("name", DataType::Utf8, false),
+            Field::new("trace", DataType::Binary, false),
+        ]));
+        let batch = RecordBatch::try_new(
+            schema,
+            vec![
+                Arc::new(StringArray::from(names.clone())),
+                Arc::new(BinaryArray::from_iter_values(names.iter().map(|_| &file))),
+            ],
+        )
+        .expect("a batch");
+        let request = IpcRequest {
+            policies: vec![PolicyConfig::builtin("window").expect("built in")],
+            budgets: vec![500],
+            ..IpcRequest::default()
+        };
+        let prices = PriceTable::builtin();
+        let out =
+            tables_from_ipc(&stream(&batch).expect("a stream"), &request, &prices).expect("tables");
+        let imported: Vec<(&str, Vec<Trace>)> = names
+            .iter()
+            .map(|n| {
+                let traces = import(n, &file, &ImportOptions::default()).expect("imports");
+                (n.as_str(), traces.traces)
+            })
+            .collect();
+        let rows = || {
+            imported
+                .iter()
+                .flat_map(|(n, ts)| ts.iter().map(move |t| (*n, t)))
+        };
+        assert!(rows().count() > 2 * SLICE_TRACES);
+        let direct = Tables::build(rows(), &prices).expect("tables");
+        for ((name, bytes), (_, want)) in out.iter().zip(direct.batches()) {
+            assert_eq!(read(bytes), vec![want.clone()], "{name}");
+        }
+        let sims = simulations(rows(), &request.policies, &request.budgets, &prices).expect("sims");
+        assert_eq!(read(&out[3].1), vec![sims]);
     }
 }

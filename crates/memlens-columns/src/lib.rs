@@ -587,6 +587,77 @@ impl SimRows {
     }
 }
 
+/// One row per chunk per call that carried it: whether that call or a later one used it, and how
+/// soon ([`memlens_core::hindsight`]): the labels `memlens labels-from-hindsight` writes.
+pub fn hindsight_labels<'a>(
+    traces: impl IntoIterator<Item = (&'a str, &'a Trace)>,
+) -> Result<RecordBatch, ArrowError> {
+    let mut r = LabelRows::default();
+    for (source, trace) in traces {
+        let graph = detect(trace);
+        for label in memlens_core::hindsight::hindsight_labels(trace, &graph) {
+            let chunk = trace.chunk(label.chunk);
+            r.source.push(source.to_string());
+            r.trace_id.push(trace.id.clone());
+            r.call.push(i64::from(label.call));
+            r.chunk.push(i64::from(chunk.id.0));
+            r.key.push(chunk.key.clone());
+            r.category.push(chunk.category.as_str().to_string());
+            r.tool_name.push(chunk.meta.tool_name.clone());
+            r.tokens.push(i64::from(chunk.tokens));
+            r.used_later.push(label.used_later());
+            r.next_use_call.push(label.next_use.map(i64::from));
+            r.calls_until_use
+                .push(label.calls_until_use().map(i64::from));
+            r.uses_after.push(i64::from(label.uses_after));
+        }
+    }
+    r.finish()
+}
+
+/// The schema of [`hindsight_labels`] (that of an empty set of traces).
+pub fn hindsight_labels_schema() -> SchemaRef {
+    LabelRows::default()
+        .finish()
+        .expect("empty columns of the declared types make a batch")
+        .schema()
+}
+
+#[derive(Default)]
+struct LabelRows {
+    source: Vec<String>,
+    trace_id: Vec<String>,
+    call: Vec<i64>,
+    chunk: Vec<i64>,
+    key: Vec<String>,
+    category: Vec<String>,
+    tool_name: Vec<Option<String>>,
+    tokens: Vec<i64>,
+    used_later: Vec<bool>,
+    next_use_call: Vec<Option<i64>>,
+    calls_until_use: Vec<Option<i64>>,
+    uses_after: Vec<i64>,
+}
+
+impl LabelRows {
+    fn finish(self) -> Result<RecordBatch, ArrowError> {
+        let mut c = Columns::default();
+        c.text("source", self.source);
+        c.text("trace_id", self.trace_id);
+        c.int("call", self.call);
+        c.int("chunk", self.chunk);
+        c.text("key", self.key);
+        c.text("category", self.category);
+        c.opt_text("tool_name", self.tool_name);
+        c.int("tokens", self.tokens);
+        c.bool("used_later", self.used_later);
+        c.opt_int("next_use_call", self.next_use_call);
+        c.opt_int("calls_until_use", self.calls_until_use);
+        c.int("uses_after", self.uses_after);
+        c.finish()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -634,9 +705,10 @@ mod tests {
     #[test]
     fn docs_list_every_column() {
         let simulations = ("simulations", simulations_schema());
+        let labels = ("hindsight_labels", hindsight_labels_schema());
         let code: Vec<(String, Vec<(String, String)>)> = Tables::schemas()
             .into_iter()
-            .chain([simulations])
+            .chain([simulations, labels])
             .map(|(name, schema)| {
                 let columns = schema
                     .fields()

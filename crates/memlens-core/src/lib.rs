@@ -31,6 +31,7 @@ pub mod builder;
 pub mod compaction;
 pub mod cost;
 pub mod diff;
+pub mod hindsight;
 pub mod model;
 pub mod policy;
 pub mod recall;

@@ -2,7 +2,7 @@
 //! density, redundancy against earlier chunks by LSH, the BM25 document), use counts, labels and
 //! pins; and [`score_trace`], which scores a whole trace with it.
 
-use super::factors::{clamp01, ChunkValue, Label};
+use super::factors::{clamp01, ChunkValue, Factors, Label};
 use super::minhash::{analyze, hash_rows};
 use super::{ValueConfig, LSH_BANDS, LSH_ROWS, MINHASH_HASHES};
 use crate::model::{Category, Chunk, ChunkId, Trace};
@@ -322,6 +322,30 @@ impl ValueEngine {
                     self.score_slot(s, now_call, now_secs, r, false).value
                 })
             })
+            .collect()
+    }
+}
+
+impl ValueEngine {
+    /// The factors of each candidate as of call `now_call` (`None` for a chunk not added),
+    /// computed as [`ValueEngine::values`] computes the value: what fitting weights to labels
+    /// learns from ([`super::fit_weights`]).
+    pub fn factors(
+        &self,
+        candidates: &[ChunkId],
+        now_call: u32,
+        now_secs: Option<f64>,
+        query: Option<&str>,
+    ) -> Vec<Option<Factors>> {
+        let slots: Vec<Option<usize>> = candidates.iter().map(|&c| self.slot(c)).collect();
+        let relevance = match query {
+            Some(q) => self.relevance_of_slots(q, &slots),
+            None => vec![0.0; candidates.len()],
+        };
+        slots
+            .iter()
+            .zip(relevance)
+            .map(|(slot, r)| slot.map(|s| self.score_slot(s, now_call, now_secs, r, false).factors))
             .collect()
     }
 }

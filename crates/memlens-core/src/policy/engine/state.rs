@@ -129,12 +129,7 @@ impl State {
             .protect
             .patterns
             .iter()
-            .map(|p| {
-                Regex::new(p).map_err(|e| PolicyError::Pattern {
-                    pattern: p.clone(),
-                    message: e.to_string(),
-                })
-            })
+            .map(|p| compiled(p))
             .collect::<Result<_, _>>()?;
         Ok(State {
             value: ValueEngine::new(config.value_config()?),
@@ -365,4 +360,28 @@ impl State {
             self.items[i].pinned |= label == Some(crate::value::Label::Important);
         }
     }
+}
+
+/// A protection pattern, compiled once per process: an engine is made per trace and per
+/// simulation (a fleet simulation makes thousands), and compiling the default patterns took most
+/// of a short trace's replay. Bounded: a host making endless distinct patterns starts over.
+fn compiled(pattern: &str) -> Result<Regex, PolicyError> {
+    static CACHE: std::sync::OnceLock<std::sync::Mutex<HashMap<String, Regex>>> =
+        std::sync::OnceLock::new();
+    const MAX_PATTERNS: usize = 1024;
+    let cache = CACHE.get_or_init(Default::default);
+    // A poisoned lock only means another thread panicked mid-insert; the map is still valid.
+    let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(regex) = cache.get(pattern) {
+        return Ok(regex.clone());
+    }
+    let regex = Regex::new(pattern).map_err(|e| PolicyError::Pattern {
+        pattern: pattern.to_string(),
+        message: e.to_string(),
+    })?;
+    if cache.len() >= MAX_PATTERNS {
+        cache.clear();
+    }
+    cache.insert(pattern.to_string(), regex.clone());
+    Ok(regex)
 }

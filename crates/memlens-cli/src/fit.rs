@@ -1,0 +1,240 @@
+//! `memlens fit`: value weights and a value threshold learned from the traces' hindsight
+//! (memlens-fit), cross-validated by trace, written as a policy file.
+
+use crate::fmt::truncate;
+use crate::out::{self, outln};
+use crate::{write_atomically, ImportedFiles, Inputs};
+use memlens_core::policy::PolicyConfig;
+use memlens_core::value::Factors;
+use memlens_fit::{cases, cross_validate, fit, total, Case, FitOptions, Outcome, WeightsFrom};
+use serde::Serialize;
+use std::path::Path;
+
+/// What `fit` was asked.
+pub(crate) struct FitArgs<'a> {
+    pub inputs: &'a Inputs,
+    pub base: PolicyConfig,
+    pub budget: u32,
+    pub max_miss_rate: f64,
+    pub folds: usize,
+    pub output: Option<&'a Path>,
+    pub json: bool,
+}
+
+#[derive(Serialize)]
+struct FoldRow {
+    fold: usize,
+    train: Outcome,
+    validation: Outcome,
+    base_validation: Outcome,
+    weights: WeightsFrom,
+    threshold: Option<f32>,
+}
+
+#[derive(Serialize)]
+struct Report<'a> {
+    base: &'a str,
+    budget: u32,
+    max_miss_rate: f64,
+    traces: usize,
+    folds: Vec<FoldRow>,
+    validation: Outcome,
+    base_validation: Outcome,
+    /// The fit on every trace: the policy written.
+    policy: &'a PolicyConfig,
+    weights_from: WeightsFrom,
+    train: Outcome,
+    base_train: Outcome,
+    within_ceiling: bool,
+    auc: f32,
+    samples: usize,
+}
+
+/// Runs the fit; prints the folds' train and validation figures and the weights' change from
+/// the base, writes the policy when asked. Returns the errors of inputs that could not be read.
+pub(crate) fn fit_cmd(args: FitArgs) -> Result<Vec<String>, String> {
+    let (prices, ImportedFiles { imports, errors }) = args.inputs.read()?;
+    let traces: Vec<_> = imports
+        .into_iter()
+        .flat_map(|(_, i)| i.traces)
+        .filter(|t| !t.calls.is_empty())
+        .collect();
+    if traces.is_empty() {
+        return Err(format!(
+            "no trace with a call could be read{}",
+            if errors.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", errors.join("; "))
+            }
+        ));
+    }
+    let options = FitOptions {
+        base: args.base.clone(),
+        budget: args.budget,
+        max_miss_rate: args.max_miss_rate,
+        ..FitOptions::default()
+    };
+    let cases = cases(&traces);
+    let folds = if args.folds >= 2 {
+        cross_validate(&cases, args.folds, &options, &prices).map_err(|e| e.to_string())?
+    } else {
+        Vec::new()
+    };
+    let all: Vec<&Case> = cases.iter().collect();
+    let fitted = fit(&all, &options, &prices).map_err(|e| e.to_string())?;
+    let rows: Vec<FoldRow> = folds
+        .iter()
+        .map(|f| FoldRow {
+            fold: f.index + 1,
+            train: f.fitted.train,
+            validation: f.validation,
+            base_validation: f.base_validation,
+            weights: f.fitted.weights_from,
+            threshold: f.fitted.policy.value_threshold,
+        })
+        .collect();
+    let validation = total(rows.iter().map(|r| r.validation));
+    let base_validation = total(rows.iter().map(|r| r.base_validation));
+
+    if let Some(path) = args.output {
+        write_policy(path, &fitted.policy)?;
+    }
+    if args.json {
+        out::json(&Report {
+            base: &args.base.name,
+            budget: args.budget,
+            max_miss_rate: args.max_miss_rate,
+            traces: traces.len(),
+            folds: rows,
+            validation,
+            base_validation,
+            policy: &fitted.policy,
+            weights_from: fitted.weights_from,
+            train: fitted.train,
+            base_train: fitted.base_train,
+            within_ceiling: fitted.within_ceiling,
+            auc: fitted.regression.auc,
+            samples: fitted.samples,
+        })?;
+        return Ok(errors);
+    }
+    outln!(
+        "fit {} at {} tokens, misses in at most {:.1}% of calls: {} trace(s){}",
+        args.base.name,
+        args.budget,
+        args.max_miss_rate * 100.0,
+        traces.len(),
+        if rows.is_empty() {
+            String::new()
+        } else {
+            format!(", {}-fold by trace", rows.len())
+        }
+    );
+    if !rows.is_empty() {
+        outln!();
+        outln!(
+            "  {:<5} {:>14} {:>18} {:>18} {:>8} {:>9}",
+            "fold",
+            "train",
+            "validation",
+            format!("{} (valid.)", truncate(&args.base.name, 8)),
+            "weights",
+            "threshold"
+        );
+        for r in &rows {
+            outln!(
+                "  {:<5} {:>14} {:>18} {:>18} {:>8} {:>9}",
+                r.fold,
+                figures(&r.train),
+                figures(&r.validation),
+                figures(&r.base_validation),
+                weights_name(r.weights),
+                threshold(r.threshold)
+            );
+        }
+        outln!(
+            "  {:<5} {:>14} {:>18} {:>18}",
+            "all",
+            "",
+            figures(&validation),
+            figures(&base_validation)
+        );
+        outln!("  (saved input tokens / calls with a miss)");
+    }
+    outln!();
+    outln!(
+        "on every trace: {} {} vs {} {}; {} weights, threshold {}{}",
+        fitted.policy.name,
+        figures(&fitted.train),
+        args.base.name,
+        figures(&fitted.base_train),
+        weights_name(fitted.weights_from),
+        threshold(fitted.policy.value_threshold),
+        if fitted.within_ceiling {
+            ""
+        } else {
+            " (no candidate within the ceiling: the fewest misses)"
+        }
+    );
+    outln!(
+        "learned from {} chunk-call samples (AUC {:.2} separating used from unused):",
+        fitted.samples,
+        fitted.regression.auc
+    );
+    let (learned, base) = (
+        fitted.regression.weights.to_array(),
+        fitted.base_weights.to_array(),
+    );
+    for ((name, l), b) in Factors::NAMES.iter().zip(learned).zip(base) {
+        outln!("  {:<16} {:>5.2} -> {:>5.2}", name, b, l);
+    }
+    if let Some(path) = args.output {
+        outln!("wrote {}", path.display());
+    }
+    Ok(errors)
+}
+
+fn figures(o: &Outcome) -> String {
+    format!("{:.1}% / {:.1}%", o.saved() * 100.0, o.miss_rate() * 100.0)
+}
+
+fn threshold(t: Option<f32>) -> String {
+    t.map_or_else(|| "none".to_string(), |t| format!("{t:.2}"))
+}
+
+fn weights_name(w: WeightsFrom) -> &'static str {
+    match w {
+        WeightsFrom::Fitted => "fitted",
+        WeightsFrom::Base => "base",
+    }
+}
+
+/// Writes the policy as TOML (a `.toml` name) or JSON, atomically, after checking the text reads
+/// back as the same policy: what is written is what was measured.
+fn write_policy(path: &Path, policy: &PolicyConfig) -> Result<(), String> {
+    let toml = path.extension().is_some_and(|e| e == "toml");
+    let text = if toml {
+        toml::to_string(policy).map_err(|e| format!("{}: {e}", path.display()))?
+    } else {
+        serde_json::to_string_pretty(policy).map_err(|e| format!("{}: {e}", path.display()))? + "\n"
+    };
+    let back = if toml {
+        PolicyConfig::from_toml(&text)
+    } else {
+        PolicyConfig::from_json(&text)
+    }
+    .map_err(|e| {
+        format!(
+            "{}: the fitted policy does not read back: {e}",
+            path.display()
+        )
+    })?;
+    if &back != policy {
+        return Err(format!(
+            "{}: the fitted policy does not read back as itself",
+            path.display()
+        ));
+    }
+    write_atomically(path, text.as_bytes())
+}

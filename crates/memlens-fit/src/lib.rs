@@ -1,0 +1,571 @@
+//! Value weights learned from the traces' own hindsight, and a value threshold chosen by replay.
+//!
+//! Every recorded trace says, through its access graph ([`memlens_core::references`]), which
+//! chunks later steps used: free labels ([`memlens_core::hindsight`]). [`fit`] learns the value
+//! weights from them (logistic regression over the value factors as the engine sees them at each
+//! call, [`memlens_core::value::fit_weights`]), then replays the training traces under the policy
+//! with the fitted weights, and with the preset's, at each candidate value threshold, and keeps
+//! the candidate that saves the most input tokens with misses in at most the ceiling's share of
+//! calls. [`cross_validate`] does it k times, holding out each fold of traces, so the figures a
+//! user reads are on traces the fit did not see. The result is a policy (`PolicyConfig`): the CLI
+//! writes it as a file every host reads.
+//!
+//! ```
+//! use memlens_core::builder::{Message, TraceBuilder};
+//! use memlens_core::cost::PriceTable;
+//! use memlens_core::tokens::{count_trace, TokenCounter};
+//! use memlens_fit::{cases, fit, FitOptions};
+//!
+//! let mut b = TraceBuilder::new("t", "example");
+//! b.push_message(Message::text("system", "You are a travel agent."), None);
+//! for i in 0..6 {
+//!     b.push_message(Message::text("user", &format!("Booking code QX{i}77 please, row {i}.")), None);
+//!     b.push_message(Message::text("assistant", &format!("Noted QX{i}77.")), None);
+//! }
+//! b.reconstruct_calls();
+//! let (mut trace, _) = b.finish();
+//! count_trace(&mut trace, &TokenCounter::for_model(None));
+//!
+//! let traces = [trace];
+//! let cases = cases(&traces);
+//! let options = FitOptions { budget: 200, ..FitOptions::default() };
+//! let fitted = fit(&cases.iter().collect::<Vec<_>>(), &options, &PriceTable::builtin()).unwrap();
+//! assert!(fitted.train.calls > 0);
+//! assert_eq!(fitted.policy.name, "value-fitted");
+//! ```
+
+use memlens_core::cost::PriceTable;
+use memlens_core::model::{Category, ChunkId, Trace};
+use memlens_core::policy::{PolicyConfig, PolicyError};
+use memlens_core::references::{detect, AccessGraph};
+use memlens_core::simulate::simulate_trace;
+use memlens_core::time::timestamp_secs;
+use memlens_core::value::{
+    fit_weights, Factors, FitReport, Label, ValueConfig, ValueEngine, Weights,
+};
+use serde::Serialize;
+
+/// A trace with its access graph (found once: every replay of the trace reads it).
+pub struct Case<'a> {
+    /// The trace, counted.
+    pub trace: &'a Trace,
+    /// Its access graph.
+    pub graph: AccessGraph,
+}
+
+/// Each trace with its access graph.
+pub fn cases(traces: &[Trace]) -> Vec<Case<'_>> {
+    traces
+        .iter()
+        .map(|trace| Case {
+            trace,
+            graph: detect(trace),
+        })
+        .collect()
+}
+
+/// Why fitting failed.
+#[derive(Debug, thiserror::Error)]
+pub enum FitError {
+    /// The base policy or a candidate could not be built.
+    #[error("policy {policy}: {source}")]
+    Policy {
+        /// The policy's name.
+        policy: String,
+        /// What the engine said.
+        source: PolicyError,
+    },
+    /// Nothing to fit on.
+    #[error("no trace with a call to fit on")]
+    NoCalls,
+    /// Fewer traces than folds.
+    #[error("{folds} folds need at least {folds} traces; there are {traces}")]
+    TooFewTraces {
+        /// Folds asked for.
+        folds: usize,
+        /// Traces given.
+        traces: usize,
+    },
+}
+
+/// A policy's replay of a set of traces at one budget, summed: what the fit maximizes (tokens
+/// saved) and bounds (the share of calls with a miss).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Outcome {
+    /// Traces replayed.
+    pub traces: usize,
+    /// Calls replayed.
+    pub calls: u64,
+    /// Calls where a later-used item was not sent.
+    pub calls_with_misses: u64,
+    /// Items later steps used that were not sent.
+    pub misses: u64,
+    /// Input tokens the policy sent.
+    pub input_tokens: u64,
+    /// Input tokens keeping everything sends.
+    pub full_input_tokens: u64,
+}
+
+impl Outcome {
+    /// Share of input tokens saved against keeping everything.
+    pub fn saved(&self) -> f64 {
+        if self.full_input_tokens == 0 {
+            return 0.0;
+        }
+        (self.full_input_tokens as f64 - self.input_tokens as f64) / self.full_input_tokens as f64
+    }
+
+    /// Share of calls with at least one miss.
+    pub fn miss_rate(&self) -> f64 {
+        if self.calls == 0 {
+            return 0.0;
+        }
+        self.calls_with_misses as f64 / self.calls as f64
+    }
+}
+
+/// Replays every case under `policy` at `budget` and sums the outcome.
+pub fn evaluate(
+    cases: &[&Case],
+    policy: &PolicyConfig,
+    budget: u32,
+    prices: &PriceTable,
+) -> Result<Outcome, FitError> {
+    let mut o = Outcome::default();
+    for case in cases {
+        let sim =
+            simulate_trace(case.trace, &case.graph, policy, budget, prices).map_err(|source| {
+                FitError::Policy {
+                    policy: policy.name.clone(),
+                    source,
+                }
+            })?;
+        let t = &sim.totals;
+        o.traces += 1;
+        o.calls += t.calls;
+        o.calls_with_misses += t.calls_with_misses;
+        o.misses += t.misses;
+        o.input_tokens += t.input_tokens;
+        o.full_input_tokens += t.full_input_tokens;
+    }
+    Ok(o)
+}
+
+/// The training samples of one trace: for every chunk in every call's input (system prompts
+/// left out: they are always kept), its value factors as a live engine with `config` sees them
+/// at that call (uses found so far, the newest user message as the task, times where the trace
+/// has them), labelled important when that call's output or a later one used it, useless when
+/// none did.
+pub fn samples(case: &Case, config: &ValueConfig) -> Vec<(Factors, Label)> {
+    let trace = case.trace;
+    let mut engine = ValueEngine::new(config.clone());
+    let mut uses = vec![0u32; trace.chunks.len()];
+    let mut latest: Option<f64> = None;
+    let mut out = Vec::new();
+    for call in &trace.calls {
+        let i = call.index;
+        if i > 0 {
+            for &used in case.graph.used_at(i - 1) {
+                if let Some(u) = uses.get_mut(used.index()) {
+                    *u += 1;
+                    engine.set_uses(used, *u);
+                }
+            }
+        }
+        let ids: Vec<ChunkId> = call
+            .input
+            .iter()
+            .copied()
+            .filter(|id| id.index() < trace.chunks.len())
+            .collect();
+        // The engine measures redundancy against chunks added before: add in id order.
+        let mut new: Vec<ChunkId> = ids
+            .iter()
+            .copied()
+            .filter(|&id| !engine.contains(id))
+            .collect();
+        new.sort_unstable();
+        for id in new {
+            let chunk = trace.chunk(id);
+            let time = chunk.meta.timestamp.as_deref().and_then(timestamp_secs);
+            if let Some(t) = time {
+                latest = Some(latest.map_or(t, |l| l.max(t)));
+            }
+            engine.add(chunk, i, time);
+            engine.set_uses(id, uses[id.index()]);
+        }
+        let query = ids
+            .iter()
+            .rev()
+            .map(|&id| trace.chunk(id))
+            .find(|c| c.category == Category::User)
+            .map(|c| c.content.as_str());
+        let factors = engine.factors(&ids, i, latest, query);
+        for (&id, factors) in ids.iter().zip(factors) {
+            let Some(factors) = factors else { continue };
+            if trace.chunk(id).category == Category::System {
+                continue;
+            }
+            let used_later = case.graph.uses_of(id).iter().any(|&u| u >= i);
+            let label = if used_later {
+                Label::Important
+            } else {
+                Label::Useless
+            };
+            out.push((factors, label));
+        }
+    }
+    out
+}
+
+/// What [`fit`] fits and under which constraint.
+#[derive(Debug, Clone)]
+pub struct FitOptions {
+    /// The policy fitted: its strategy, protection and compression are kept; its value weights
+    /// and value threshold are what the fit chooses.
+    pub base: PolicyConfig,
+    /// The budget the policy runs at.
+    pub budget: u32,
+    /// The ceiling: at most this share of calls with a miss, on the training traces.
+    pub max_miss_rate: f64,
+    /// Candidate value thresholds (the fit also tries none).
+    pub thresholds: Vec<f32>,
+    /// At most this many samples for the weights (an even stride through them beyond): the
+    /// regression's cost is linear in them, and tens of thousands pin the weights down.
+    pub max_samples: usize,
+}
+
+impl Default for FitOptions {
+    fn default() -> Self {
+        FitOptions {
+            base: PolicyConfig::builtin("value").expect("`value` is a built-in policy"),
+            budget: 4000,
+            max_miss_rate: 0.01,
+            thresholds: (1..=12).map(|i| i as f32 * 0.05).collect(),
+            max_samples: 50_000,
+        }
+    }
+}
+
+/// Where a candidate's weights came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WeightsFrom {
+    /// Learned from the hindsight labels.
+    Fitted,
+    /// The base policy's own.
+    Base,
+}
+
+/// One policy the fit replayed on the training traces.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Candidate {
+    /// Its weights.
+    pub weights: WeightsFrom,
+    /// Its value threshold.
+    pub threshold: Option<f32>,
+    /// Its replay of the training traces.
+    pub outcome: Outcome,
+}
+
+/// A fitted policy and how it did on the traces it was fitted on.
+#[derive(Debug, Clone)]
+pub struct Fitted {
+    /// The policy: the base with the chosen weights and threshold, named `<base>-fitted`.
+    pub policy: PolicyConfig,
+    /// Where the chosen weights came from (the preset's win when the learned ones do worse).
+    pub weights_from: WeightsFrom,
+    /// The regression: the learned weights and how well they separate used from unused chunks.
+    pub regression: FitReport,
+    /// The base policy's weights, to compare.
+    pub base_weights: Weights,
+    /// Samples the regression saw (after the stride).
+    pub samples: usize,
+    /// The chosen candidate's replay of the training traces.
+    pub train: Outcome,
+    /// The base policy's replay of the same traces, as it is.
+    pub base_train: Outcome,
+    /// Whether the chosen candidate is within the ceiling on the training traces (when none is,
+    /// the one with the fewest calls with misses is chosen).
+    pub within_ceiling: bool,
+    /// Every candidate replayed.
+    pub candidates: Vec<Candidate>,
+}
+
+/// Fits the base policy's value weights and value threshold on `cases`; see the crate docs.
+pub fn fit(cases: &[&Case], options: &FitOptions, prices: &PriceTable) -> Result<Fitted, FitError> {
+    let base = &options.base;
+    let policy_error = |source| FitError::Policy {
+        policy: base.name.clone(),
+        source,
+    };
+    let base_config = base.value_config().map_err(policy_error)?;
+    let mut all: Vec<(Factors, Label)> = cases
+        .iter()
+        .flat_map(|c| samples(c, &base_config))
+        .collect();
+    if all.is_empty() && cases.iter().all(|c| c.trace.calls.is_empty()) {
+        return Err(FitError::NoCalls);
+    }
+    if all.len() > options.max_samples {
+        let stride = all.len().div_ceil(options.max_samples);
+        all = all.into_iter().step_by(stride).collect();
+    }
+    let regression = fit_weights(&all, &base_config);
+
+    let candidate_policy = |weights: &Weights, threshold: Option<f32>| {
+        let mut p = base.clone();
+        p.name = format!("{}-fitted", base.name);
+        p.value_preset = None;
+        p.value = ValueConfig {
+            weights: weights.clone(),
+            ..base_config.clone()
+        };
+        p.value_threshold = threshold;
+        p
+    };
+    let base_train = evaluate(cases, base, options.budget, prices)?;
+    let mut candidates = Vec::new();
+    let thresholds: Vec<Option<f32>> = std::iter::once(None)
+        .chain(options.thresholds.iter().copied().map(Some))
+        .collect();
+    for (from, weights) in [
+        (WeightsFrom::Fitted, &regression.weights),
+        (WeightsFrom::Base, &base_config.weights),
+    ] {
+        for &threshold in &thresholds {
+            let policy = candidate_policy(weights, threshold);
+            let outcome = evaluate(cases, &policy, options.budget, prices)?;
+            candidates.push(Candidate {
+                weights: from,
+                threshold,
+                outcome,
+            });
+        }
+    }
+    let within = |c: &Candidate| c.outcome.miss_rate() <= options.max_miss_rate;
+    let best = candidates
+        .iter()
+        .filter(|c| within(c))
+        .max_by(|a, b| {
+            a.outcome
+                .saved()
+                .total_cmp(&b.outcome.saved())
+                .then(b.outcome.miss_rate().total_cmp(&a.outcome.miss_rate()))
+        })
+        .or_else(|| {
+            candidates.iter().min_by(|a, b| {
+                a.outcome
+                    .miss_rate()
+                    .total_cmp(&b.outcome.miss_rate())
+                    .then(b.outcome.saved().total_cmp(&a.outcome.saved()))
+            })
+        })
+        .cloned()
+        .ok_or(FitError::NoCalls)?;
+    let weights = match best.weights {
+        WeightsFrom::Fitted => &regression.weights,
+        WeightsFrom::Base => &base_config.weights,
+    };
+    Ok(Fitted {
+        policy: candidate_policy(weights, best.threshold),
+        weights_from: best.weights,
+        base_weights: base_config.weights.clone(),
+        regression,
+        samples: all.len(),
+        train: best.outcome,
+        base_train,
+        within_ceiling: within(&best),
+        candidates,
+    })
+}
+
+/// One fold of [`cross_validate`]: fitted on the other folds, measured on this one.
+#[derive(Debug, Clone)]
+pub struct Fold {
+    /// The fold's number (0-based): traces `i` with `i % folds == index` are held out.
+    pub index: usize,
+    /// The fit on the other folds.
+    pub fitted: Fitted,
+    /// The fitted policy on the held-out traces.
+    pub validation: Outcome,
+    /// The base policy on the held-out traces.
+    pub base_validation: Outcome,
+}
+
+/// k-fold cross-validation by trace: trace `i` (in the order given) is in fold `i % folds`.
+pub fn cross_validate(
+    cases: &[Case],
+    folds: usize,
+    options: &FitOptions,
+    prices: &PriceTable,
+) -> Result<Vec<Fold>, FitError> {
+    if folds < 2 || cases.len() < folds {
+        return Err(FitError::TooFewTraces {
+            folds,
+            traces: cases.len(),
+        });
+    }
+    let mut out = Vec::with_capacity(folds);
+    for index in 0..folds {
+        // Trace i is held out in fold i % folds.
+        let (mut train, mut validation) = (Vec::new(), Vec::new());
+        for (i, case) in cases.iter().enumerate() {
+            if i % folds == index {
+                validation.push(case);
+            } else {
+                train.push(case);
+            }
+        }
+        let fitted = fit(&train, options, prices)?;
+        out.push(Fold {
+            index,
+            validation: evaluate(&validation, &fitted.policy, options.budget, prices)?,
+            base_validation: evaluate(&validation, &options.base, options.budget, prices)?,
+            fitted,
+        });
+    }
+    Ok(out)
+}
+
+/// Outcomes summed over folds (each held-out trace counted once).
+pub fn total(outcomes: impl IntoIterator<Item = Outcome>) -> Outcome {
+    outcomes
+        .into_iter()
+        .fold(Outcome::default(), |a, b| Outcome {
+            traces: a.traces + b.traces,
+            calls: a.calls + b.calls,
+            calls_with_misses: a.calls_with_misses + b.calls_with_misses,
+            misses: a.misses + b.misses,
+            input_tokens: a.input_tokens + b.input_tokens,
+            full_input_tokens: a.full_input_tokens + b.full_input_tokens,
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use memlens_core::builder::{Message, TraceBuilder};
+    use memlens_core::tokens::{count_trace, TokenCounter};
+
+    /// A support chat: each user turn gives a code that the next reply quotes; chatter between.
+    fn trace(seed: u32) -> Trace {
+        let mut b = TraceBuilder::new(format!("t{seed}"), "test");
+        b.push_message(Message::text("system", "You are a support agent."), None);
+        for i in 0..12 {
+            let code = format!("ZK{}{:03}", seed, i * 7 + 11);
+            b.push_message(
+                Message::text(
+                    "user",
+                    format!("Ticket {code}: my router drops the line at night."),
+                ),
+                None,
+            );
+            b.push_message(
+                Message::text("assistant", format!("Checking ticket {code}.")),
+                None,
+            );
+            b.push_message(
+                Message::text(
+                    "user",
+                    "Thanks, and the weather here is lovely today by the way.",
+                ),
+                None,
+            );
+            b.push_message(Message::text("assistant", "Glad to hear it!"), None);
+        }
+        b.reconstruct_calls();
+        let (mut trace, _) = b.finish();
+        count_trace(&mut trace, &TokenCounter::for_model(None));
+        trace
+    }
+
+    #[test]
+    fn samples_are_labelled_by_later_use() {
+        let t = trace(1);
+        let cases = cases(std::slice::from_ref(&t));
+        let samples = samples(&cases[0], &ValueConfig::default());
+        let pairs: usize = t
+            .calls
+            .iter()
+            .map(|c| {
+                c.input
+                    .iter()
+                    .filter(|&&id| t.chunk(id).category != Category::System)
+                    .count()
+            })
+            .sum();
+        assert_eq!(samples.len(), pairs);
+        let important = samples
+            .iter()
+            .filter(|(_, l)| *l == Label::Important)
+            .count();
+        assert!(important > 0 && important < samples.len(), "{important}");
+    }
+
+    #[test]
+    fn the_fit_is_never_worse_than_the_base_on_its_training_traces() {
+        let traces: Vec<Trace> = (0..4).map(trace).collect();
+        let cases = cases(&traces);
+        let refs: Vec<&Case> = cases.iter().collect();
+        let options = FitOptions {
+            budget: 300,
+            max_miss_rate: 0.5,
+            ..FitOptions::default()
+        };
+        let fitted = fit(&refs, &options, &PriceTable::builtin()).expect("fits");
+        // The base's weights without a threshold are among the candidates: the chosen one saves
+        // at least as much within the ceiling, when the base is within it.
+        if fitted.base_train.miss_rate() <= options.max_miss_rate {
+            assert!(fitted.within_ceiling);
+            assert!(fitted.train.saved() >= fitted.base_train.saved());
+        }
+        assert_eq!(fitted.candidates.len(), 2 * (1 + options.thresholds.len()));
+        // The chosen policy replays to the figures the fit reported.
+        let again = evaluate(
+            &refs,
+            &fitted.policy,
+            options.budget,
+            &PriceTable::builtin(),
+        )
+        .expect("replays");
+        assert_eq!(again, fitted.train);
+        // Its value settings are the policy's own now (no preset), the weights the chosen ones.
+        assert_eq!(fitted.policy.value_preset, None);
+        let chosen = match fitted.weights_from {
+            WeightsFrom::Fitted => &fitted.regression.weights,
+            WeightsFrom::Base => &fitted.base_weights,
+        };
+        assert_eq!(&fitted.policy.value.weights, chosen);
+    }
+
+    #[test]
+    fn cross_validation_holds_out_every_trace_once() {
+        let traces: Vec<Trace> = (0..6).map(trace).collect();
+        let cases = cases(&traces);
+        let options = FitOptions {
+            budget: 300,
+            thresholds: vec![0.2, 0.4],
+            ..FitOptions::default()
+        };
+        let folds = cross_validate(&cases, 3, &options, &PriceTable::builtin()).expect("folds");
+        assert_eq!(folds.len(), 3);
+        let held = total(folds.iter().map(|f| f.validation));
+        assert_eq!(held.traces, traces.len());
+        let all: Vec<&Case> = cases.iter().collect();
+        let everything =
+            evaluate(&all, &options.base, options.budget, &PriceTable::builtin()).expect("replays");
+        let base_held = total(folds.iter().map(|f| f.base_validation));
+        assert_eq!(
+            base_held, everything,
+            "the base's folds add up to the whole"
+        );
+        assert!(matches!(
+            cross_validate(&cases[..2], 3, &options, &PriceTable::builtin()),
+            Err(FitError::TooFewTraces {
+                folds: 3,
+                traces: 2
+            })
+        ));
+    }
+}
