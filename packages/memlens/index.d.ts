@@ -46,6 +46,8 @@ export interface PolicyObject {
   tools?: Record<string, { keep_fields?: string[]; clear_after_calls?: number; compress?: boolean }>;
   /** Quotas give up the least valuable units first ("value") or the oldest ("oldest", default). */
   quota_order?: "oldest" | "value";
+  /** Value strategy and value quotas give up the lowest value / tokens^e first: 1 (default) value per token, 0 value alone. */
+  size_exponent?: number;
   /** Evict units older than this many seconds, by the messages' own timestamps. */
   max_age_seconds?: number;
   /** Units worth at least this never age out (max_age_calls, max_age_seconds). */

@@ -29,6 +29,7 @@ struct FoldRow {
     base_validation: Outcome,
     weights: WeightsFrom,
     threshold: Option<f32>,
+    size_exponent: Option<f32>,
 }
 
 #[derive(Serialize)]
@@ -92,6 +93,7 @@ pub(crate) fn fit_cmd(args: FitArgs) -> Result<Vec<String>, String> {
             base_validation: f.base_validation,
             weights: f.fitted.weights_from,
             threshold: f.fitted.policy.value_threshold,
+            size_exponent: f.fitted.policy.size_exponent,
         })
         .collect();
     let validation = total(rows.iter().map(|r| r.validation));
@@ -134,23 +136,25 @@ pub(crate) fn fit_cmd(args: FitArgs) -> Result<Vec<String>, String> {
     if !rows.is_empty() {
         outln!();
         outln!(
-            "  {:<5} {:>14} {:>18} {:>18} {:>8} {:>9}",
+            "  {:<5} {:>14} {:>18} {:>18} {:>8} {:>9} {:>8}",
             "fold",
             "train",
             "validation",
             format!("{} (valid.)", truncate(&args.base.name, 8)),
             "weights",
-            "threshold"
+            "threshold",
+            "size exp"
         );
         for r in &rows {
             outln!(
-                "  {:<5} {:>14} {:>18} {:>18} {:>8} {:>9}",
+                "  {:<5} {:>14} {:>18} {:>18} {:>8} {:>9} {:>8}",
                 r.fold,
                 figures(&r.train),
                 figures(&r.validation),
                 figures(&r.base_validation),
                 weights_name(r.weights),
-                threshold(r.threshold)
+                threshold(r.threshold),
+                exponent(r.size_exponent)
             );
         }
         outln!(
@@ -164,13 +168,14 @@ pub(crate) fn fit_cmd(args: FitArgs) -> Result<Vec<String>, String> {
     }
     outln!();
     outln!(
-        "on every trace: {} {} vs {} {}; {} weights, threshold {}{}",
+        "on every trace: {} {} vs {} {}; {} weights, threshold {}, size exponent {}{}",
         fitted.policy.name,
         figures(&fitted.train),
         args.base.name,
         figures(&fitted.base_train),
         weights_name(fitted.weights_from),
         threshold(fitted.policy.value_threshold),
+        exponent(fitted.policy.size_exponent),
         if fitted.within_ceiling {
             ""
         } else {
@@ -201,6 +206,10 @@ fn figures(o: &Outcome) -> String {
 
 fn threshold(t: Option<f32>) -> String {
     t.map_or_else(|| "none".to_string(), |t| format!("{t:.2}"))
+}
+
+fn exponent(e: Option<f32>) -> String {
+    e.map_or_else(|| "1".to_string(), |e| format!("{e:.1}"))
 }
 
 fn weights_name(w: WeightsFrom) -> &'static str {

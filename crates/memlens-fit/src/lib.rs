@@ -4,7 +4,8 @@
 //! chunks later steps used: free labels ([`memlens_core::hindsight`]). [`fit`] learns the value
 //! weights from them (logistic regression over the value factors as the engine sees them at each
 //! call, [`memlens_core::value::fit_weights`]), then replays the training traces under the policy
-//! with the fitted weights, and with the preset's, at each candidate value threshold, and keeps
+//! with the fitted weights, and with the preset's, at each candidate value threshold and size
+//! exponent of the eviction order (`value / tokens^e`), and keeps
 //! the candidate that saves the most input tokens with misses in at most the ceiling's share of
 //! calls. [`cross_validate`] does it k times, holding out each fold of traces, so the figures a
 //! user reads are on traces the fit did not see. The result is a policy (`PolicyConfig`): the CLI
@@ -230,6 +231,9 @@ pub struct FitOptions {
     pub max_miss_rate: f64,
     /// Candidate value thresholds (the fit also tries none).
     pub thresholds: Vec<f32>,
+    /// Candidate size exponents of the eviction order (`value / tokens^e`; the fit also tries
+    /// the base's own).
+    pub size_exponents: Vec<f32>,
     /// At most this many samples for the weights (an even stride through them beyond): the
     /// regression's cost is linear in them, and tens of thousands pin the weights down.
     pub max_samples: usize,
@@ -242,6 +246,7 @@ impl Default for FitOptions {
             budget: 4000,
             max_miss_rate: 0.01,
             thresholds: (1..=12).map(|i| i as f32 * 0.05).collect(),
+            size_exponents: vec![0.0, 0.5],
             max_samples: 50_000,
         }
     }
@@ -264,6 +269,8 @@ pub struct Candidate {
     pub weights: WeightsFrom,
     /// Its value threshold.
     pub threshold: Option<f32>,
+    /// Its size exponent (`None`: the base's own).
+    pub size_exponent: Option<f32>,
     /// Its replay of the training traces.
     pub outcome: Outcome,
 }
@@ -313,7 +320,7 @@ pub fn fit(cases: &[&Case], options: &FitOptions, prices: &PriceTable) -> Result
     }
     let regression = fit_weights(&all, &base_config);
 
-    let candidate_policy = |weights: &Weights, threshold: Option<f32>| {
+    let candidate_policy = |weights: &Weights, threshold: Option<f32>, exponent: Option<f32>| {
         let mut p = base.clone();
         p.name = format!("{}-fitted", base.name);
         p.value_preset = None;
@@ -322,6 +329,9 @@ pub fn fit(cases: &[&Case], options: &FitOptions, prices: &PriceTable) -> Result
             ..base_config.clone()
         };
         p.value_threshold = threshold;
+        if exponent.is_some() {
+            p.size_exponent = exponent;
+        }
         p
     };
     let base_train = evaluate(cases, base, options.budget, prices)?;
@@ -329,18 +339,24 @@ pub fn fit(cases: &[&Case], options: &FitOptions, prices: &PriceTable) -> Result
     let thresholds: Vec<Option<f32>> = std::iter::once(None)
         .chain(options.thresholds.iter().copied().map(Some))
         .collect();
+    let exponents: Vec<Option<f32>> = std::iter::once(None)
+        .chain(options.size_exponents.iter().copied().map(Some))
+        .collect();
     for (from, weights) in [
         (WeightsFrom::Fitted, &regression.weights),
         (WeightsFrom::Base, &base_config.weights),
     ] {
-        for &threshold in &thresholds {
-            let policy = candidate_policy(weights, threshold);
-            let outcome = evaluate(cases, &policy, options.budget, prices)?;
-            candidates.push(Candidate {
-                weights: from,
-                threshold,
-                outcome,
-            });
+        for &size_exponent in &exponents {
+            for &threshold in &thresholds {
+                let policy = candidate_policy(weights, threshold, size_exponent);
+                let outcome = evaluate(cases, &policy, options.budget, prices)?;
+                candidates.push(Candidate {
+                    weights: from,
+                    threshold,
+                    size_exponent,
+                    outcome,
+                });
+            }
         }
     }
     let within = |c: &Candidate| c.outcome.miss_rate() <= options.max_miss_rate;
@@ -368,7 +384,7 @@ pub fn fit(cases: &[&Case], options: &FitOptions, prices: &PriceTable) -> Result
         WeightsFrom::Base => &base_config.weights,
     };
     Ok(Fitted {
-        policy: candidate_policy(weights, best.threshold),
+        policy: candidate_policy(weights, best.threshold, best.size_exponent),
         weights_from: best.weights,
         base_weights: base_config.weights.clone(),
         regression,
@@ -520,7 +536,10 @@ mod tests {
             assert!(fitted.within_ceiling);
             assert!(fitted.train.saved() >= fitted.base_train.saved());
         }
-        assert_eq!(fitted.candidates.len(), 2 * (1 + options.thresholds.len()));
+        assert_eq!(
+            fitted.candidates.len(),
+            2 * (1 + options.size_exponents.len()) * (1 + options.thresholds.len())
+        );
         // The chosen policy replays to the figures the fit reported.
         let again = evaluate(
             &refs,
@@ -546,6 +565,7 @@ mod tests {
         let options = FitOptions {
             budget: 300,
             thresholds: vec![0.2, 0.4],
+            size_exponents: vec![0.0],
             ..FitOptions::default()
         };
         let folds = cross_validate(&cases, 3, &options, &PriceTable::builtin()).expect("folds");

@@ -452,6 +452,11 @@ pub struct PolicyConfig {
     /// valuable member's; what the model has not seen yet (added since the last call) is exempt.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub value_threshold: Option<f32>,
+    /// Value strategy, and quotas by value: units are given up lowest `value / tokens^e` first.
+    /// 1 (the default) is value per token, which gives up a large item before several small ones
+    /// of the same value; 0 is value alone, whatever the size. In `[0, 1]` (clamped).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size_exponent: Option<f32>,
     /// Window and value strategies: act only once the context passes `trigger` x the budget,
     /// then evict down to `target` x the budget, so the cached prefix survives most calls.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -500,6 +505,7 @@ impl Default for PolicyConfig {
             compress: Compress::default(),
             offload: None,
             value_threshold: None,
+            size_exponent: None,
             cleanup: None,
             value: ValueConfig::default(),
             labels: BTreeMap::new(),

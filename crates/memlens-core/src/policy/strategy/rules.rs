@@ -42,8 +42,14 @@ pub(crate) fn oldest_first(s: &State, _query: &str) -> Vec<(u32, Members)> {
 }
 
 /// Unprotected units with an active item, lowest value per token first (ties: oldest first):
-/// the value strategy's order, and quotas' with `quota_order = "value"`.
+/// the value strategy's order, and quotas' with `quota_order = "value"`. Per token raised to the
+/// policy's `size_exponent` (1 unless set).
 pub(crate) fn by_value_per_token(s: &State, query: &str) -> Vec<(u32, Members)> {
+    let exponent = s
+        .config
+        .size_exponent
+        .filter(|e| e.is_finite())
+        .map_or(1.0, |e| e.clamp(0.0, 1.0));
     let units = oldest_first(s, query);
     let ids: Vec<ChunkId> = units
         .iter()
@@ -62,8 +68,14 @@ pub(crate) fn by_value_per_token(s: &State, query: &str) -> Vec<(u32, Members)> 
         .enumerate()
         .map(|(pos, (u, m))| {
             let value: f32 = m.iter().map(|_| values.next().unwrap_or(0.0)).sum();
-            let tokens: u32 = m.iter().map(|&i| s.items[i].tokens).sum();
-            (value / tokens.max(1) as f32, pos, (u, m))
+            let tokens = m.iter().map(|&i| s.items[i].tokens).sum::<u32>().max(1) as f32;
+            // Exactly value per token at the default: the figures measured before it stay.
+            let size = if exponent == 1.0 {
+                tokens
+            } else {
+                tokens.powf(exponent)
+            };
+            (value / size, pos, (u, m))
         })
         .collect();
     keyed.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
@@ -576,6 +588,45 @@ mod tests {
             keys.contains(&"r1".to_string()) && !keys.contains(&"r2".to_string()),
             "{keys:?}"
         );
+    }
+
+    #[test]
+    fn size_exponent_zero_gives_up_small_chatter_before_a_large_valuable_result() {
+        let mut s = Script::default();
+        s.msg("sys", System, 10)
+            .msg("u1", User, 10)
+            .msg("a0", Assistant, 10)
+            .msg("a1", Assistant, 10);
+        s.call("c1", "search", 10, true)
+            .result("r1", "c1", "search", 400);
+        s.msg("a2", Assistant, 10).msg("u2", User, 10);
+        let run = |exponent: Option<f32>| {
+            let mut policy = builtin("value");
+            policy.size_exponent = exponent;
+            let mut e = engine(policy, 455);
+            for c in &s.chunks {
+                e.add(c);
+            }
+            // The host's values: the result and its call are worth much, the chatter little.
+            for (key, value) in [
+                ("u1", 0.9),
+                ("a0", 0.1),
+                ("a1", 0.1),
+                ("c1", 0.9),
+                ("r1", 0.9),
+            ] {
+                e.set_value(s.id(key), Some(value));
+            }
+            s.keys(&e.context(None))
+        };
+        // Per token (the default): the 410-token pair is worth less per token than the chatter.
+        let per_token = run(None);
+        assert!(!per_token.contains(&"r1".to_string()), "{per_token:?}");
+        assert_eq!(run(Some(1.0)), per_token);
+        // Value alone: the chatter goes and the result stays.
+        let by_value = run(Some(0.0));
+        assert!(by_value.contains(&"r1".to_string()), "{by_value:?}");
+        assert!(!by_value.contains(&"a0".to_string()), "{by_value:?}");
     }
 
     /// u1 and a1 100 and 90 seconds before u2.
