@@ -351,6 +351,19 @@ struct JsonOut<'a> {
 
 /// Writes to a temporary file beside `path`, then renames it over `path`: a reader never sees
 /// half a report, and a failed write leaves the old one.
+/// Prints the inputs that could not be read (the others were): exit status 1 when there are
+/// any, 0 when not.
+fn report_unreadable(errors: &[String]) -> ExitCode {
+    for e in errors {
+        eprintln!("memlens: error: {e}");
+    }
+    if errors.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
 pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
     let name = path
         .file_name()
@@ -519,14 +532,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 traces,
                 detail,
             })?;
-            for e in &errors {
-                eprintln!("memlens: error: {e}");
-            }
-            Ok(if errors.is_empty() {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(1)
-            })
+            Ok(report_unreadable(&errors))
         }
         Command::Policies { name } => {
             match name {
@@ -551,32 +557,20 @@ fn run(command: Command) -> Result<ExitCode, String> {
         } => {
             let policies = sim::resolve_policies(&policies, &[])?;
             let written = columns::export(&inputs, &output, &policies, &budgets)?;
-            for e in &written.errors {
-                eprintln!("memlens: error: {e}");
-            }
+            let code = report_unreadable(&written.errors);
             for (path, rows) in &written.files {
                 outln!("{}: {rows} row(s)", path.display());
             }
-            Ok(if written.errors.is_empty() {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(1)
-            })
+            Ok(code)
         }
         Command::LabelsFromHindsight { inputs, output } => {
             let labels = columns::hindsight_labels(&inputs, output.as_deref())?;
-            for e in &labels.errors {
-                eprintln!("memlens: error: {e}");
-            }
+            let code = report_unreadable(&labels.errors);
             match &output {
                 Some(path) => outln!("{}: {} row(s)", path.display(), labels.rows),
                 None => out::bytes(&labels.csv),
             }
-            Ok(if labels.errors.is_empty() {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(1)
-            })
+            Ok(code)
         }
         Command::Fit {
             inputs,
@@ -599,14 +593,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 output: output.as_deref(),
                 json,
             })?;
-            for e in &errors {
-                eprintln!("memlens: error: {e}");
-            }
-            Ok(if errors.is_empty() {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(1)
-            })
+            Ok(report_unreadable(&errors))
         }
         Command::Formats => {
             for i in IMPORTERS {

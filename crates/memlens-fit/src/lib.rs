@@ -530,12 +530,15 @@ mod tests {
             ..FitOptions::default()
         };
         let fitted = fit(&refs, &options, &PriceTable::builtin()).expect("fits");
-        // The base's weights without a threshold are among the candidates: the chosen one saves
-        // at least as much within the ceiling, when the base is within it.
-        if fitted.base_train.miss_rate() <= options.max_miss_rate {
-            assert!(fitted.within_ceiling);
-            assert!(fitted.train.saved() >= fitted.base_train.saved());
-        }
+        // The base's weights without a threshold are among the candidates, and the base is within
+        // this ceiling: the chosen one is within it too and saves at least as much.
+        assert!(
+            fitted.base_train.miss_rate() <= options.max_miss_rate,
+            "{:?}",
+            fitted.base_train
+        );
+        assert!(fitted.within_ceiling);
+        assert!(fitted.train.saved() >= fitted.base_train.saved());
         assert_eq!(
             fitted.candidates.len(),
             2 * (1 + options.size_exponents.len()) * (1 + options.thresholds.len())

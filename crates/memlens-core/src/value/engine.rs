@@ -307,26 +307,11 @@ impl ValueEngine {
         now_secs: Option<f64>,
         query: Option<&str>,
     ) -> Vec<f32> {
-        // One slot lookup per candidate, shared by relevance and scoring: this runs for every
-        // live chunk every turn.
-        let slots: Vec<Option<usize>> = candidates.iter().map(|&c| self.slot(c)).collect();
-        let relevance = match query {
-            Some(q) => self.relevance_of_slots(q, &slots),
-            None => vec![0.0; candidates.len()],
-        };
-        slots
-            .iter()
-            .zip(relevance)
-            .map(|(slot, r)| {
-                slot.map_or(0.0, |s| {
-                    self.score_slot(s, now_call, now_secs, r, false).value
-                })
-            })
-            .collect()
+        self.scored(candidates, now_call, now_secs, query, |v| {
+            v.map_or(0.0, |v| v.value)
+        })
     }
-}
 
-impl ValueEngine {
     /// The factors of each candidate as of call `now_call` (`None` for a chunk not added),
     /// computed as [`ValueEngine::values`] computes the value: what fitting weights to labels
     /// learns from ([`super::fit_weights`]).
@@ -337,6 +322,22 @@ impl ValueEngine {
         now_secs: Option<f64>,
         query: Option<&str>,
     ) -> Vec<Option<Factors>> {
+        self.scored(candidates, now_call, now_secs, query, |v| {
+            v.map(|v| v.factors)
+        })
+    }
+
+    /// Each candidate scored without explanations (`None`: not added), mapped by `each`.
+    fn scored<T>(
+        &self,
+        candidates: &[ChunkId],
+        now_call: u32,
+        now_secs: Option<f64>,
+        query: Option<&str>,
+        each: impl Fn(Option<ChunkValue>) -> T,
+    ) -> Vec<T> {
+        // One slot lookup per candidate, shared by relevance and scoring: this runs for every
+        // live chunk every turn.
         let slots: Vec<Option<usize>> = candidates.iter().map(|&c| self.slot(c)).collect();
         let relevance = match query {
             Some(q) => self.relevance_of_slots(q, &slots),
@@ -345,7 +346,7 @@ impl ValueEngine {
         slots
             .iter()
             .zip(relevance)
-            .map(|(slot, r)| slot.map(|s| self.score_slot(s, now_call, now_secs, r, false).factors))
+            .map(|(slot, r)| each(slot.map(|s| self.score_slot(s, now_call, now_secs, r, false))))
             .collect()
     }
 }

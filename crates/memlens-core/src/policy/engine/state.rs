@@ -363,8 +363,9 @@ impl State {
 }
 
 /// A protection pattern, compiled once per process: an engine is made per trace and per
-/// simulation (a fleet simulation makes thousands), and compiling the default patterns took most
-/// of a short trace's replay. Bounded: a host making endless distinct patterns starts over.
+/// simulation (a fleet simulation makes thousands), and compiling the default patterns once per
+/// engine made the value policy's replays of tau-bench 1.7x slower (3.0 s against 1.8 s for 200
+/// trajectories at 3 budgets). Bounded: a host making endless distinct patterns starts over.
 fn compiled(pattern: &str) -> Result<Regex, PolicyError> {
     static CACHE: std::sync::OnceLock<std::sync::Mutex<HashMap<String, Regex>>> =
         std::sync::OnceLock::new();
