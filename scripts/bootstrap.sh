@@ -46,6 +46,12 @@ if ! have_version trunk 0.21.14; then
   cargo install trunk --version 0.21.14 --locked --quiet
 fi
 
+# cargo-fuzz: the coverage-guided fuzz targets (fuzz/, scripts/fuzz.sh; libFuzzer on stable Rust).
+if ! have_version cargo-fuzz 0.13.2; then
+  say "installing cargo-fuzz 0.13.2 (a minute or two, once)"
+  cargo install cargo-fuzz --version 0.13.2 --locked --quiet
+fi
+
 # npm tools: wasm-opt 132, playwright-core, and the npm tokenizers the benchmarks compare against.
 if [ ! -x tools/node_modules/.bin/wasm-opt ] || [ tools/package-lock.json -nt tools/node_modules/.package-lock.json ]; then
   say "installing npm tools (tools/)"

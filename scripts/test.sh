@@ -32,6 +32,8 @@ cargo build -p memlens-cli --locked --quiet
 for f in ../shared/data/traces/tau-bench-gpt-4o-airline.json ../shared/data/locomo/locomo10.json; do
   .venv/bin/python scripts/crosscheck_tokens.py target/debug/memlens "$f"
 done
+step "fuzz smoke: every target replays its corpus, then fuzzes 10 s (scripts/fuzz.sh)"
+bash scripts/fuzz.sh smoke 10
 step "npm package: build, pack, install in a scratch project, node --test"
 bash scripts/npm.sh test
 step "Python package: build the wheel, install it in a fresh virtualenv, pytest there"

@@ -230,6 +230,82 @@ proptest! {
     }
 }
 
+/// Random traces per registered policy: `MEMLENS_INVARIANT_CASES` (64 unless set; the long run in
+/// RELIABILITY.md sets 10,000).
+fn invariant_cases() -> u32 {
+    std::env::var("MEMLENS_INVARIANT_CASES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(64)
+}
+
+/// Every registered policy (the registry, not a hand list) on random traces at random budgets:
+/// MemLens' own policies never break an invariant and stay within the budget unless they say
+/// otherwise; the incumbents replay their libraries, so their violations are counted and printed
+/// (`cargo test -p memlens-tests invariants_over_every -- --nocapture`), not failed.
+#[test]
+fn invariants_over_every_registered_policy() {
+    use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+    let cases = invariant_cases();
+    let mut table = vec![String::from(
+        "| policy | kind | cases | calls | calls with a violation | calls over budget |\n|---|---|---|---|---|---|",
+    )];
+    for name in memlens_core::policy::BUILTIN {
+        let policy = PolicyConfig::builtin(name).expect("a listed built-in");
+        let ours = policy.strategy.repairs_invariants();
+        let tally = std::cell::Cell::new((0u64, 0u64, 0u64));
+        // The same traces for every policy and every run: a failure reproduces, and the
+        // incumbents' counts compare on equal terms.
+        let config = Config {
+            cases,
+            failure_persistence: None,
+            ..Config::default()
+        };
+        let rng = TestRng::deterministic_rng(RngAlgorithm::ChaCha);
+        let mut runner = TestRunner::new_with_rng(config, rng);
+        let strategy = (prop::collection::vec(step(), 1..40), 20u32..3000);
+        let result = runner.run(&strategy, |(steps, budget)| {
+            let trace = build(&steps);
+            let report = simulate(
+                std::slice::from_ref(&trace),
+                &policy,
+                budget,
+                &PriceTable::builtin(),
+            )
+            .map_err(|e| TestCaseError::fail(format!("{name}: {e}")))?;
+            let (mut calls, mut broken, mut over) = tally.get();
+            for call in &report.traces[0].calls {
+                calls += 1;
+                broken += u64::from(!call.violations.is_empty());
+                over += u64::from(call.over_budget);
+                prop_assert!(
+                    call.over_budget || call.input_tokens <= u64::from(budget),
+                    "{name}: over budget unannounced"
+                );
+                if ours {
+                    prop_assert!(
+                        call.violations.is_empty(),
+                        "{name}: {:?} at call {}",
+                        call.violations,
+                        call.index
+                    );
+                }
+            }
+            tally.set((calls, broken, over));
+            Ok(())
+        });
+        if let Err(e) = result {
+            panic!("{name}: {e}");
+        }
+        let (calls, broken, over) = tally.get();
+        let kind = if ours { "MemLens" } else { "incumbent" };
+        table.push(format!(
+            "| `{name}` | {kind} | {cases} | {calls} | {broken} | {over} |"
+        ));
+    }
+    println!("{}", table.join("\n"));
+}
+
 #[test]
 fn policies_parse_from_json_and_toml() {
     let json = r#"{"name": "mine", "strategy": "window", "budget": 4000, "max_messages": 12,
@@ -521,5 +597,42 @@ fn cleanup_lets_the_context_grow_to_the_trigger_then_cuts_to_the_target() {
         "{} vs {}",
         changed(&cleaned),
         changed(&plain)
+    );
+}
+
+/// Found by the `policy` fuzz target (fuzz/artifacts/policy/crash-5f188671…): a TOML number too
+/// large for an f32 read as infinity, and the exported JSON (`null`) did not read back. Numbers
+/// that are not finite are now refused where the policy is read, naming the field.
+#[test]
+fn fuzz_regression_policies_with_numbers_that_are_not_finite_are_refused() {
+    let big = format!(
+        "name = \"p\"\n[cleanup]\ntrigger = 2.8\ntarget = 2{}1.6\n",
+        "2".repeat(200)
+    );
+    let err = PolicyConfig::from_toml(&big).expect_err("an infinite target");
+    assert!(
+        err.to_string()
+            .contains("cleanup.target is not a finite number"),
+        "{err}"
+    );
+    for text in [
+        "name = \"p\"\nvalue_threshold = inf\n",
+        "name = \"p\"\nvalue_threshold = nan\n",
+    ] {
+        let err = PolicyConfig::from_toml(text).expect_err("not finite");
+        assert!(
+            err.to_string()
+                .contains("value_threshold is not a finite number"),
+            "{err}"
+        );
+    }
+    // Finite numbers still read, and export and read back as themselves.
+    let ok = PolicyConfig::from_toml(
+        "name = \"p\"\nvalue_threshold = 0.25\n[cleanup]\ntrigger = 0.8\ntarget = 0.6\n",
+    )
+    .expect("finite");
+    assert_eq!(
+        PolicyConfig::from_json(&ok.to_json()).expect("reads back"),
+        ok
     );
 }

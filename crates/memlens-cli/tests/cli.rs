@@ -1113,3 +1113,116 @@ fn fit_writes_a_policy_that_replays_to_the_figures_it_reports() {
     assert_eq!(o.status.code(), Some(2));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Every subcommand, its output piped into a reader that is gone: `| head -1`, and a read end
+/// closed before the first write (the harshest case: every write fails). Each ends with its
+/// normal status, no panic, no broken-pipe error. The list is checked against `memlens --help`, so
+/// a new subcommand needs a case here.
+#[test]
+fn every_subcommand_ends_quietly_on_a_closed_pipe() {
+    use std::process::Stdio;
+    let scratch = std::env::temp_dir().join(format!("memlens-pipe-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch).expect("scratch folder");
+    let out = |name: &str| scratch.join(name).display().to_string();
+    let trace = fixture("tau-bench/two-trajectories.json");
+    let cases: Vec<(&str, Vec<String>)> = vec![
+        (
+            "inspect",
+            vec![trace.clone(), "--chunks".into(), "--calls".into()],
+        ),
+        ("convert", vec![trace.clone(), "-o".into(), out("t.jsonl")]),
+        (
+            "export-columns",
+            vec![trace.clone(), "-o".into(), out("columns")],
+        ),
+        ("labels-from-hindsight", vec![trace.clone()]),
+        (
+            "fit",
+            vec![
+                trace.clone(),
+                "--folds".into(),
+                "0".into(),
+                "--budget".into(),
+                "1000".into(),
+            ],
+        ),
+        ("formats", vec![]),
+        (
+            "simulate",
+            vec![
+                trace.clone(),
+                "--policy".into(),
+                "value".into(),
+                "--budget".into(),
+                "1000".into(),
+            ],
+        ),
+        (
+            "sweep",
+            vec![trace.clone(), "--policy".into(), "window".into()],
+        ),
+        ("compare", vec![trace.clone(), "--frontier".into()]),
+        ("report", vec![trace.clone(), "-o".into(), out("r.html")]),
+        ("bench-evidence", vec![fixture("locomo/small.json")]),
+        ("policies", vec![]),
+    ];
+    let help = memlens(&["--help"]);
+    let listed: Vec<String> = stdout(&help)
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .filter(|c| c != "help")
+        .collect();
+    let covered: Vec<&str> = cases.iter().map(|(c, _)| *c).collect();
+    assert_eq!(listed, covered, "a subcommand without a closed-pipe case");
+    let bin = env!("CARGO_BIN_EXE_memlens");
+    for (command, args) in &cases {
+        // `memlens ... | head -1`, the exit status of memlens itself (pipefail).
+        let quoted: Vec<String> = std::iter::once(bin.to_string())
+            .chain(std::iter::once(command.to_string()))
+            .chain(args.iter().cloned())
+            .map(|a| format!("'{a}'"))
+            .collect();
+        let o = Command::new("bash")
+            .args([
+                "-c",
+                &format!("set -o pipefail; {} | head -1 >/dev/null", quoted.join(" ")),
+            ])
+            .output()
+            .expect("bash");
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            o.status.success(),
+            "{command} | head -1: {:?}: {stderr}",
+            o.status
+        );
+        // Status lines (`convert`'s "wrote ...") go to stderr; a panic or an I/O error must not.
+        assert!(
+            !stderr.contains("panicked") && !stderr.contains("Broken pipe"),
+            "{command} | head -1: {stderr}"
+        );
+        // The read end closed before memlens writes anything.
+        let mut child = Command::new(bin)
+            .arg(command)
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run memlens");
+        drop(child.stdout.take());
+        let o = child.wait_with_output().expect("memlens ends");
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            o.status.success(),
+            "{command}, pipe closed: {:?}: {stderr}",
+            o.status
+        );
+        assert!(
+            !stderr.contains("panicked") && !stderr.contains("Broken pipe"),
+            "{command}, pipe closed: {stderr}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+}

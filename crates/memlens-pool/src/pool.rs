@@ -6,6 +6,7 @@ use crate::render::{self, PartState, Slot};
 use memlens_core::builder::{CallInfo, TraceBuilder};
 use memlens_core::cost::{CacheModel, ModelPrice, PriceTable};
 use memlens_core::policy::{
+    validate::{self, Violation},
     ContextEntry, Decision, Engine, EngineOptions, EntryForm, PolicyConfig, PolicyError,
     StrategyKind,
 };
@@ -502,6 +503,20 @@ impl Pool {
         };
         self.last = Some(d);
         ctx
+    }
+
+    /// The invariants the latest context broke, checked independently of the engine
+    /// (`policy::validate::check` against every message added before it): always empty for
+    /// MemLens' own policies; the incumbents replay their libraries, violations included.
+    pub fn violations(&self) -> Vec<Violation> {
+        let Some(d) = &self.last else {
+            return Vec::new();
+        };
+        let chunks = &self.builder.trace().chunks;
+        let decided = chunks.len().min(self.decided_chunks as usize);
+        let full: Vec<ChunkId> = chunks[..decided].iter().map(|c| c.id).collect();
+        // Pool chunk ids are indices into the builder's chunks (see `add`).
+        validate::check(|id| &chunks[id.index()], &full, d)
     }
 
     /// The latest decision of the engine (chunk level), for tests and explanations.

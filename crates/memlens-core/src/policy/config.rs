@@ -651,7 +651,35 @@ impl PolicyConfig {
             PolicyError::Parse { message, .. } => PolicyError::Parse { syntax, message },
             other => other,
         })?;
+        if let Some(path) = self.non_finite_number() {
+            return Err(PolicyError::Parse {
+                syntax,
+                message: format!("{path} is not a finite number"),
+            });
+        }
         Ok(self)
+    }
+
+    /// The path of the first number that is not finite (TOML's `inf` and `nan`, or a literal too
+    /// large for its type): JSON has no such numbers, so the policy could not be exported and
+    /// read back as itself (found by the `policy` fuzz target).
+    fn non_finite_number(&self) -> Option<String> {
+        fn walk(v: &toml::Value, path: &str) -> Option<String> {
+            let at = |key: &str| match path {
+                "" => key.to_string(),
+                _ => format!("{path}.{key}"),
+            };
+            match v {
+                toml::Value::Float(f) if !f.is_finite() => Some(path.to_string()),
+                toml::Value::Table(t) => t.iter().find_map(|(k, v)| walk(v, &at(k))),
+                toml::Value::Array(a) => a
+                    .iter()
+                    .enumerate()
+                    .find_map(|(i, v)| walk(v, &format!("{path}[{i}]"))),
+                _ => None,
+            }
+        }
+        walk(&toml::Value::try_from(self).ok()?, "")
     }
 
     /// Parses JSON when the text starts with `{`, TOML otherwise.
