@@ -1226,3 +1226,30 @@ fn every_subcommand_ends_quietly_on_a_closed_pipe() {
     }
     let _ = std::fs::remove_dir_all(&scratch);
 }
+
+/// A file larger than the machine can hold is refused with a message naming it and the way
+/// around (the limit lowered here so that a fixture is "too large").
+#[test]
+fn a_file_too_large_to_hold_is_refused_with_a_clear_message() {
+    let o = Command::new(env!("CARGO_BIN_EXE_memlens"))
+        .args(["inspect", &fixture("tau-bench/two-trajectories.json")])
+        .env("MEMLENS_MAX_INPUT_BYTES", "1000")
+        .output()
+        .expect("run memlens");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(
+        stderr.contains("two-trajectories.json")
+            && stderr.contains("more than this machine can hold"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("MEMLENS_MAX_INPUT_BYTES"), "{stderr}");
+    // Within the limit, the same file reads.
+    let o = Command::new(env!("CARGO_BIN_EXE_memlens"))
+        .args(["inspect", &fixture("tau-bench/two-trajectories.json")])
+        .env("MEMLENS_MAX_INPUT_BYTES", "100000000")
+        .output()
+        .expect("run memlens");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
