@@ -484,3 +484,37 @@ fn appended_trace_lines_make_a_file_readable_at_every_step_and_whole_at_the_end(
         assert!(appended.traces[0].calls.iter().all(|c| c.usage.is_some()));
     }
 }
+
+/// The pool's trace file is append-only JSON Lines; an agent killed mid-write leaves a truncated
+/// last line. Reading it keeps every complete record and says what was skipped (issue 15).
+#[test]
+fn a_trace_file_cut_mid_line_reads_with_a_warning() {
+    let mut p = pool("window", 200, false);
+    p.add(json!({"role": "system", "content": "Be brief."}))
+        .unwrap();
+    let mut file = p.trace_lines(false);
+    for i in 0..4 {
+        p.add(json!({"role": "user", "content": format!("question {i} about Lisbon")}))
+            .unwrap();
+        p.context(None);
+        p.add(json!({"role": "assistant", "content": format!("answer {i}")}))
+            .unwrap();
+        file.push_str(&p.trace_lines(false));
+    }
+    let whole = memlens_import::import("pool.jsonl", file.as_bytes(), &Default::default())
+        .expect("the whole file reads");
+    assert!(whole.warnings.is_empty(), "{:?}", whole.warnings);
+    // Cut in the middle of the last line.
+    let last_start = file.trim_end().rfind('\n').expect("several lines") + 1;
+    let cut = &file[..last_start + (file.len() - last_start) / 2];
+    let read = memlens_import::import("pool.jsonl", cut.as_bytes(), &Default::default())
+        .expect("a cut file still reads");
+    assert_eq!(read.warnings.len(), 1, "{:?}", read.warnings);
+    let w = read.warnings[0].to_string();
+    assert!(w.contains("pool.jsonl") && w.contains("skipped"), "{w}");
+    let chunks =
+        |i: &memlens_import::Import| i.traces.iter().map(|t| t.chunks.len()).sum::<usize>();
+    let calls = |i: &memlens_import::Import| i.traces.iter().map(|t| t.calls.len()).sum::<usize>();
+    // One record lost at most: the rest of the run is there.
+    assert!(chunks(&read) + calls(&read) + 1 >= chunks(&whole) + calls(&whole));
+}

@@ -3,7 +3,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync, truncateSync, rmSync, mkdtempSync } from 'node:fs';
+import os from 'node:os';
 import { launch, open, shot, FIXTURES, URL_BASE } from './helpers.mjs';
 
 let browser;
@@ -27,6 +28,35 @@ test('a malformed file shows an error and the app stays usable', async () => {
   assert.deepEqual(state.network(), []);
   assert.deepEqual(state.errors, []);
   await page.close();
+});
+
+test('a file too large for a tab is refused with a message, not a crashed tab', async () => {
+  // A sparse 1.2 GB file: Chromium takes it by path, so nothing is read unless the app reads it.
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'memlens-big-'));
+  const big = path.join(dir, 'huge-session.jsonl');
+  writeFileSync(big, '');
+  truncateSync(big, Math.round(1.2 * 1024 ** 3));
+  try {
+    const { page, state } = await open(browser);
+    state.watch();
+    await page.setInputFiles('#file-input', big);
+    const error = page.locator('#error');
+    await error.waitFor();
+    const text = await error.textContent();
+    assert.match(text, /huge-session\.jsonl is 1\.3 GB/);
+    assert.match(text, /up to 1\.1 GB/);
+    assert.match(text, /memlens inspect FILE/);
+    await shot(page, 'too-large-error');
+    // Nothing was imported, and the app is still usable.
+    assert.equal(await page.locator('#k-calls').count(), 0);
+    await page.click('#load-sample');
+    await page.waitForSelector('#k-calls');
+    assert.deepEqual(state.network(), []);
+    assert.deepEqual(state.errors, []);
+    await page.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('markup in trace content is inert text', async () => {

@@ -29,6 +29,40 @@ pub const SAMPLE: &str = include_str!("../../sample/support-agent.json");
 /// The sample's file name.
 pub const SAMPLE_NAME: &str = "sample-support-agent.json";
 
+/// The most bytes of trace files one tab takes in a load. The worker's WebAssembly memory is at
+/// most 4 GiB and importing takes about three times the file (RELIABILITY.md), so a larger load
+/// would run the tab out of memory half-way: it is refused up front, pointing to the CLI.
+pub const MAX_LOAD_BYTES: f64 = 1024.0 * 1024.0 * 1024.0;
+
+/// Why a load of these files (name, `File`/`Blob`, bytes or text) is refused, if it is.
+fn too_large(files: &[(String, JsValue)]) -> Option<String> {
+    let sizes: Vec<(&str, f64)> = files
+        .iter()
+        .map(|(name, payload)| {
+            let size = match payload.dyn_ref::<web_sys::Blob>() {
+                Some(blob) => blob.size(),
+                None => payload.as_string().map_or(0.0, |s| s.len() as f64),
+            };
+            (name.as_str(), size)
+        })
+        .collect();
+    let total: f64 = sizes.iter().map(|(_, s)| s).sum();
+    if total <= MAX_LOAD_BYTES {
+        return None;
+    }
+    let gb = |b: f64| format!("{:.1} GB", b / 1e9);
+    let what = match sizes.as_slice() {
+        [(name, size)] => format!("{name} is {}", gb(*size)),
+        _ => format!("these {} files are {} together", sizes.len(), gb(total)),
+    };
+    Some(format!(
+        "{what}: a browser tab can analyze up to {} at a time (its WebAssembly memory is at most 4 GB \
+         and importing takes about three times the file). Use the command line instead: \
+         memlens inspect FILE reads files as large as the machine's memory.",
+        gb(MAX_LOAD_BYTES)
+    ))
+}
+
 /// The views, in keyboard order (1-8).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum View {
@@ -312,6 +346,10 @@ impl Ctx {
     /// several are imported together and their traces linked (a session and its subagents).
     pub fn load_files(&self, files: Vec<(String, JsValue)>) {
         if files.is_empty() {
+            return;
+        }
+        if let Some(why) = too_large(&files) {
+            self.error.set(Some(why));
             return;
         }
         self.error.set(None);
