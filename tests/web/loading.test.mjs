@@ -95,6 +95,9 @@ test('labels persist per trace and fit weights', async () => {
   await page.click('#tab-labels');
   const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-labels')]);
   assert.match(download.suggestedFilename(), /\.labels\.json$/);
+  const dir = mkdtempSync(path.join(tmpdir(), 'memlens-labels-'));
+  const first = path.join(dir, 'first.labels.json');
+  await download.saveAs(first);
   // Reload: the labels come back for this file and trace.
   await page.reload();
   await page.waitForSelector('body[data-worker="ready"]');
@@ -104,6 +107,20 @@ test('labels persist per trace and fit weights', async () => {
   await page.waitForSelector('#label-list');
   assert.match(await page.textContent('#label-count'), /^8 labelled/);
   await page.close();
+  // The exported file round-trips exactly: imported into a browser with no stored labels
+  // (a new context), the same 8 labels, exported again byte for byte the same.
+  const fresh = (await open(browser)).page;
+  await fresh.click('#load-sample');
+  await fresh.waitForSelector('#k-calls');
+  await fresh.click('#tab-labels');
+  assert.match(await fresh.textContent('#label-count'), /^0 labelled/);
+  await fresh.setInputFiles('#import-labels', first);
+  await fresh.waitForFunction(() => /^8 labelled/.test(document.querySelector('#label-count')?.textContent ?? ''));
+  const [again] = await Promise.all([fresh.waitForEvent('download'), fresh.click('#export-labels')]);
+  const second = path.join(dir, 'second.labels.json');
+  await again.saveAs(second);
+  assert.equal(readFileSync(second, 'utf8'), readFileSync(first, 'utf8'));
+  await fresh.close();
 });
 
 test('a label the browser cannot store says so', async () => {

@@ -180,7 +180,7 @@ pub fn Labels(data: Arc<Data>) -> impl IntoView {
                 <button id="apply-fit" on:click=apply disabled=move || fit.get().is_none()>"Use the fitted weights"</button>
                 <button on:click=reset>"Default weights"</button>
                 <button id="export-labels" on:click=export>"Export labels"</button>
-                <label class="button">"Import labels"<input type="file" accept=".json" on:change=import hidden/></label>
+                <label class="button">"Import labels"<input type="file" id="import-labels" accept=".json" on:change=import hidden/></label>
             </div>
             {move || fit.get().map(|(b, a)| report_rows(&b, &a))}
             <table class="compact" id="label-list">
