@@ -4,10 +4,14 @@
 #   scripts/fuzz.sh build                 # instrumented release build of every target
 #   scripts/fuzz.sh smoke [SECONDS]       # CI: every target replays its corpus, then fuzzes SECONDS (10)
 #   scripts/fuzz.sh run TARGET [ARGS...]  # a long run, libFuzzer ARGS (e.g. -runs=10000000 -jobs=2)
-#   scripts/fuzz.sh cmin TARGET           # minimize TARGET's corpus in place
+#   scripts/fuzz.sh cmin TARGET           # minimize TARGET's working corpus
+#   scripts/fuzz.sh keep TARGET [KB]      # the smallest inputs of the minimized working corpus,
+#                                         # up to KB (128) and 300 files, into the committed corpus
 #   scripts/fuzz.sh list                  # the targets
-# Corpora live in fuzz/corpus/<target>/ (seeds from the fixtures: scripts/fuzz_seeds.py); a crash
-# lands in fuzz/artifacts/<target>/ and becomes a regression test (RELIABILITY.md says how).
+# The committed corpus is fuzz/corpus/<target>/: seeds from the fixtures (scripts/fuzz_seeds.py)
+# and a small part of what long runs found (`keep`). Long runs grow a working corpus in
+# target/fuzz-corpus/<target>/ (megabytes: not committed). A crash lands in
+# fuzz/artifacts/<target>/ and becomes a regression test (RELIABILITY.md says how).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -x "$HOME/.cargo/bin/cargo" ] && export PATH="$HOME/.cargo/bin:$PATH"
@@ -15,6 +19,7 @@ command -v cargo-fuzz >/dev/null || { echo "fuzz.sh: cargo-fuzz not found: run s
 TARGETS=(import native_jsonl policy live_message pool_ops)
 # Inputs the fuzzer makes stay small (the seeds may be larger): fast runs, real coverage.
 MAX_LEN=4096
+WORK="$PWD/target/fuzz-corpus"
 fuzz() { (cd fuzz && cargo fuzz "$@"); }
 
 cmd="${1:-smoke}"
@@ -46,12 +51,32 @@ case "$cmd" in
   run)
     t="${1:?usage: scripts/fuzz.sh run TARGET [libFuzzer args]}"
     shift
-    mkdir -p "$PWD/fuzz/corpus/$t"
-    fuzz run --sanitizer none "$t" "$PWD/fuzz/corpus/$t" -- -max_len=$MAX_LEN -print_final_stats=1 "$@"
+    mkdir -p "$WORK/$t"
+    # New inputs go to the working corpus; the committed one is read as well.
+    fuzz run --sanitizer none "$t" "$WORK/$t" "$PWD/fuzz/corpus/$t" -- \
+      -max_len=$MAX_LEN -print_final_stats=1 "$@"
     ;;
   cmin)
     t="${1:?usage: scripts/fuzz.sh cmin TARGET}"
-    fuzz cmin --sanitizer none "$t" "$PWD/fuzz/corpus/$t" -- -max_len=$MAX_LEN
+    fuzz cmin --sanitizer none "$t" "$WORK/$t" -- -max_len=$MAX_LEN
     ;;
-  *) echo "usage: scripts/fuzz.sh build|smoke [SECONDS]|run TARGET [ARGS]|cmin TARGET|list" >&2; exit 2 ;;
+  keep)
+    t="${1:?usage: scripts/fuzz.sh keep TARGET [KB]}"
+    python3 - "$WORK/$t" "fuzz/corpus/$t" "${2:-128}" <<'PY'
+import pathlib, shutil, sys
+work, kept, budget = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2]), int(sys.argv[3]) * 1024
+for old in kept.iterdir():
+    if not old.name.startswith("seed-"):
+        old.unlink()
+used, kept_files = 0, 0
+for f in sorted(work.iterdir(), key=lambda p: (p.stat().st_size, p.name)):
+    if used + f.stat().st_size > budget or kept_files >= 300:
+        break
+    shutil.copyfile(f, kept / f.name)
+    used += f.stat().st_size
+    kept_files += 1
+print(f"{kept}: {sum(1 for _ in kept.iterdir())} inputs")
+PY
+    ;;
+  *) echo "usage: scripts/fuzz.sh build|smoke [SECONDS]|run TARGET [ARGS]|cmin TARGET|keep TARGET [KB]|list" >&2; exit 2 ;;
 esac
