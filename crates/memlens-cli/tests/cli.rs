@@ -1178,6 +1178,15 @@ fn every_subcommand_ends_quietly_on_a_closed_pipe() {
     let covered: Vec<&str> = cases.iter().map(|(c, _)| *c).collect();
     assert_eq!(listed, covered, "a subcommand without a closed-pipe case");
     let bin = env!("CARGO_BIN_EXE_memlens");
+    // Status lines (`convert`'s "wrote ...") go to stderr; a panic or an I/O error must not.
+    let ends_quietly = |o: &Output, how: &str| {
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{how}: {:?}: {stderr}", o.status);
+        assert!(
+            !stderr.contains("panicked") && !stderr.contains("Broken pipe"),
+            "{how}: {stderr}"
+        );
+    };
     for (command, args) in &cases {
         // `memlens ... | head -1`, the exit status of memlens itself (pipefail).
         let quoted: Vec<String> = std::iter::once(bin.to_string())
@@ -1192,17 +1201,7 @@ fn every_subcommand_ends_quietly_on_a_closed_pipe() {
             ])
             .output()
             .expect("bash");
-        let stderr = String::from_utf8_lossy(&o.stderr);
-        assert!(
-            o.status.success(),
-            "{command} | head -1: {:?}: {stderr}",
-            o.status
-        );
-        // Status lines (`convert`'s "wrote ...") go to stderr; a panic or an I/O error must not.
-        assert!(
-            !stderr.contains("panicked") && !stderr.contains("Broken pipe"),
-            "{command} | head -1: {stderr}"
-        );
+        ends_quietly(&o, &format!("{command} | head -1"));
         // The read end closed before memlens writes anything.
         let mut child = Command::new(bin)
             .arg(command)
@@ -1213,16 +1212,7 @@ fn every_subcommand_ends_quietly_on_a_closed_pipe() {
             .expect("run memlens");
         drop(child.stdout.take());
         let o = child.wait_with_output().expect("memlens ends");
-        let stderr = String::from_utf8_lossy(&o.stderr);
-        assert!(
-            o.status.success(),
-            "{command}, pipe closed: {:?}: {stderr}",
-            o.status
-        );
-        assert!(
-            !stderr.contains("panicked") && !stderr.contains("Broken pipe"),
-            "{command}, pipe closed: {stderr}"
-        );
+        ends_quietly(&o, &format!("{command}, pipe closed"));
     }
     let _ = std::fs::remove_dir_all(&scratch);
 }

@@ -19,7 +19,7 @@ use memlens_pool::{
 };
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyDict, PyList, PyTuple};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -38,8 +38,36 @@ fn pool_error(e: PoolError) -> PyErr {
     }
 }
 
+/// How deep data handed to MemLens may nest: serde_json's limit for JSON text. The conversion
+/// below recurses, so a dict nested 100,000 levels deep would overflow the stack and abort the
+/// interpreter; deeper data is refused first, by a walk that does not recurse.
+const MAX_DEPTH: usize = 128;
+
+fn check_depth(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<()> {
+    let mut stack = vec![(obj.clone(), 1usize)];
+    while let Some((o, depth)) = stack.pop() {
+        let children: Vec<Bound<'_, PyAny>> = if let Ok(d) = o.cast::<PyDict>() {
+            d.values().iter().collect()
+        } else if let Ok(l) = o.cast::<PyList>() {
+            l.iter().collect()
+        } else if let Ok(t) = o.cast::<PyTuple>() {
+            t.iter().collect()
+        } else {
+            continue;
+        };
+        if depth > MAX_DEPTH {
+            return Err(PyTypeError::new_err(format!(
+                "{what} is nested more than {MAX_DEPTH} levels deep"
+            )));
+        }
+        stack.extend(children.into_iter().map(|c| (c, depth + 1)));
+    }
+    Ok(())
+}
+
 /// A Python object (dict, list, str, number, bool, None) as JSON.
 fn to_value(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Value> {
+    check_depth(obj, what)?;
     pythonize::depythonize(obj)
         .map_err(|e| PyTypeError::new_err(format!("{what} is not JSON-like data: {e}")))
 }

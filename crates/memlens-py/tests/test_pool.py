@@ -148,6 +148,24 @@ def test_errors_are_python_exceptions_with_clear_messages():
         pool.context()
 
 
+def test_a_message_nested_too_deep_is_refused_not_a_crash():
+    # Built without recursion, 100,000 levels: converting it recursively would overflow the
+    # native stack and abort the interpreter (issue 15); it is refused before that.
+    deep = "bottom"
+    for _ in range(100_000):
+        deep = {"x": [deep]}
+    pool = MemoryPool(budget=100)
+    with pytest.raises(TypeError, match="nested more than 128 levels"):
+        pool.add({"role": "user", "content": "hi", "metadata": deep})
+    # 100 levels is still data (extra fields travel with the caller's message), and the pool
+    # still works.
+    shallow = "bottom"
+    for _ in range(50):
+        shallow = {"x": [shallow]}
+    pool.add({"role": "user", "content": "still here", "metadata": shallow})
+    assert pool.context()
+
+
 def test_stats_explain_labels_values_and_policy_switch():
     pool = MemoryPool(model="gpt-4o", budget=4000, policy="value")
     pool.add({"role": "system", "content": "Be brief."})

@@ -24,6 +24,34 @@ fn serializer() -> serde_wasm_bindgen::Serializer {
     serde_wasm_bindgen::Serializer::json_compatible()
 }
 
+/// How deep a value handed over from JavaScript may nest: serde_json's limit for JSON text. The
+/// conversion recurses, so an object nested 100,000 levels deep would overflow the wasm stack (a
+/// trap that leaves the module unusable); deeper values are refused first, by a walk that does
+/// not recurse.
+const MAX_DEPTH: usize = 128;
+
+/// A JavaScript value converted for Rust after its depth is checked; `what` names it in errors
+/// ("invalid message: ...").
+fn from_js<T: serde::de::DeserializeOwned>(value: JsValue, what: &str) -> Result<T, JsError> {
+    let mut stack = vec![(value.clone(), 1usize)];
+    while let Some((v, depth)) = stack.pop() {
+        let children = if js_sys::Array::is_array(&v) {
+            js_sys::Array::from(&v)
+        } else if v.is_object() {
+            js_sys::Object::values(v.unchecked_ref())
+        } else {
+            continue;
+        };
+        if depth > MAX_DEPTH {
+            return Err(JsError::new(&format!(
+                "invalid {what}: nested more than {MAX_DEPTH} levels deep"
+            )));
+        }
+        stack.extend(children.iter().map(|c| (c, depth + 1)));
+    }
+    serde_wasm_bindgen::from_value(value).map_err(|e| JsError::new(&format!("invalid {what}: {e}")))
+}
+
 fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsError> {
     value.serialize(&serializer()).map_err(js_err)
 }
@@ -56,8 +84,7 @@ impl RawPool {
     /// `{model?, budget, policy?, summarizer?: boolean, dialect?: "openai" | "anthropic"}`.
     #[wasm_bindgen(constructor)]
     pub fn new(options: JsValue) -> Result<RawPool, JsError> {
-        let o: RawOptions = serde_wasm_bindgen::from_value(options)
-            .map_err(|e| JsError::new(&format!("invalid options: {e}")))?;
+        let o: RawOptions = from_js(options, "options")?;
         let budget = budget_from_f64(o.budget).map_err(js_err)?;
         let pool = Pool::new(PoolOptions {
             model: o.model,
@@ -72,8 +99,7 @@ impl RawPool {
 
     /// Adds one message object; returns its chunk ids.
     pub fn add(&mut self, message: JsValue) -> Result<Vec<u32>, JsError> {
-        let value: Value = serde_wasm_bindgen::from_value(message)
-            .map_err(|e| JsError::new(&format!("invalid message: {e}")))?;
+        let value: Value = from_js(message, "message")?;
         self.pool.add(value).map_err(js_err)
     }
 
@@ -127,7 +153,7 @@ impl RawPool {
     /// run: the next context is the one the new policy would have decided from the start.
     #[wasm_bindgen(js_name = setPolicy)]
     pub fn set_policy(&mut self, policy: JsValue) -> Result<(), JsError> {
-        let value: Value = serde_wasm_bindgen::from_value(policy).map_err(js_err)?;
+        let value: Value = from_js(policy, "policy")?;
         self.pool.set_policy(policy_from(&value)?).map_err(js_err)
     }
 
@@ -148,8 +174,7 @@ impl RawPool {
     /// Records the provider's usage object (OpenAI or Anthropic shape) for the latest call.
     #[wasm_bindgen(js_name = recordUsage)]
     pub fn record_usage(&mut self, usage: JsValue) -> Result<(), JsError> {
-        let value: Value = serde_wasm_bindgen::from_value(usage)
-            .map_err(|e| JsError::new(&format!("invalid usage: {e}")))?;
+        let value: Value = from_js(usage, "usage")?;
         self.pool
             .record_usage(live::parse_usage(&value).map_err(js_err)?);
         Ok(())
@@ -191,7 +216,7 @@ pub fn builtin_policies() -> Vec<String> {
 /// shows every setting with its default.
 #[wasm_bindgen(js_name = policyConfig)]
 pub fn policy_config(policy: JsValue) -> Result<JsValue, JsError> {
-    let value: Value = serde_wasm_bindgen::from_value(policy).map_err(js_err)?;
+    let value: Value = from_js(policy, "policy")?;
     let config = policy_from(&value)?;
     let json: Value = serde_json::from_str(&config.to_json()).map_err(js_err)?;
     to_js(&json)

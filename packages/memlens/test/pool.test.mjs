@@ -140,6 +140,23 @@ test("token counts equal the native CLI's on every tau-bench trace", () => {
   assert.equal(countTokens(text, "gpt-4o"), countTokens(text, "o200k_base"));
 });
 
+test("a value nested too deep is an Error, not a trap that breaks the module", () => {
+  // 100,000 levels: converting it recursively would overflow the wasm stack (issue 15).
+  let deep = "bottom";
+  for (let i = 0; i < 100_000; i++) deep = { x: [deep] };
+  const pool = new MemoryPool({ model: "gpt-4o", budget: 100 });
+  assert.throws(() => pool.add({ role: "user", content: "hi", metadata: deep }),
+    (e) => e instanceof Error && /invalid message: nested more than 128 levels/.test(e.message));
+  assert.throws(() => pool.setPolicy(deep), /invalid policy: nested more than 128 levels/);
+  assert.throws(() => pool.recordUsage(deep), /invalid usage: nested more than 128 levels/);
+  // 101 levels is still data, and the module still works.
+  let shallow = "bottom";
+  for (let i = 0; i < 50; i++) shallow = { x: [shallow] };
+  pool.add({ role: "user", content: "still here", metadata: shallow });
+  assert.ok(pool.context().length >= 1);
+  assert.ok(countTokens("still here", "gpt-4o") > 0);
+});
+
 test("errors are JS Errors with clear messages, never traps", () => {
   assert.throws(() => countTokens("x", "my-own-llm"), (e) => e instanceof Error && /unknown model "my-own-llm"/.test(e.message));
   assert.throws(() => new MemoryPool({ model: "gpt-4o", budget: 100, policy: "no-such-policy" }), /unknown policy "no-such-policy"/);
