@@ -1171,7 +1171,10 @@ fn every_subcommand_ends_quietly_on_a_closed_pipe() {
         .lines()
         .skip_while(|l| !l.starts_with("Commands:"))
         .skip(1)
-        .take_while(|l| l.starts_with("  "))
+        .take_while(|l| !l.trim().is_empty())
+        // A command's line is indented two spaces; its description may wrap onto lines indented
+        // further (clap wraps at the terminal's width, or 100 columns without one).
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
         .filter_map(|l| l.split_whitespace().next().map(str::to_string))
         .filter(|c| c != "help")
         .collect();
