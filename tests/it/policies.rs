@@ -636,3 +636,30 @@ fn fuzz_regression_policies_with_numbers_that_are_not_finite_are_refused() {
         ok
     );
 }
+
+/// Found by the `import` fuzz target (fuzz/artifacts/import/crash-e7079f74…, kept as
+/// `tests/fixtures/fuzz/regressions/gemini-token-overflow.json`): a Gemini CLI session whose token
+/// counts add up past `u64::MAX` overflowed in the importer and in the summary's totals (a panic
+/// with overflow checks, a wrong total without). Reported counts now add up saturating, in every
+/// importer that adds them (Gemini, Anthropic, Claude Code, Langfuse) and in the summary.
+#[test]
+fn fuzz_regression_reported_token_counts_past_u64_max_saturate() {
+    let path = crate::root().join("tests/fixtures/fuzz/regressions/gemini-token-overflow.json");
+    let bytes = std::fs::read(&path).expect("the fixture");
+    let result = memlens_import::import("overflow.json", &bytes, &Default::default())
+        .expect("the session imports");
+    let trace = &result.traces[0];
+    let summary = memlens_core::report::summarize(trace, &PriceTable::builtin(), 5);
+    let json = serde_json::to_value(&summary).expect("summary JSON");
+    assert!(
+        json["reported_input_tokens"].as_u64().is_some(),
+        "{}",
+        json["reported_input_tokens"]
+    );
+    let saturated = trace
+        .calls
+        .iter()
+        .filter_map(|c| c.usage.as_ref()?.input_tokens)
+        .any(|n| n == u64::MAX);
+    assert!(saturated, "the fixture's counts add up past u64::MAX");
+}

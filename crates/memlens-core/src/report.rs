@@ -140,7 +140,13 @@ pub(crate) fn summarize_with(
         (None, None)
     } else {
         (
-            Some(reported.iter().filter_map(|c| c.reported_input).sum()),
+            // Saturating: reported counts come from the file (a fuzzed Gemini session overflowed).
+            Some(
+                reported
+                    .iter()
+                    .filter_map(|c| c.reported_input)
+                    .fold(0, u64::saturating_add),
+            ),
             Some(reported.iter().map(|c| c.counted.input).sum()),
         )
     };

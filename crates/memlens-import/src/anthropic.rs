@@ -158,7 +158,11 @@ pub fn parse_usage(u: &Value) -> Usage {
     let read = u64_at(u, "cache_read_input_tokens");
     let write = u64_at(u, "cache_creation_input_tokens");
     Usage {
-        input_tokens: uncached.map(|n| n + read.unwrap_or(0) + write.unwrap_or(0)),
+        // Saturating: counts come from the file (found by the `import` fuzz target).
+        input_tokens: uncached.map(|n| {
+            n.saturating_add(read.unwrap_or(0))
+                .saturating_add(write.unwrap_or(0))
+        }),
         output_tokens: u64_at(u, "output_tokens"),
         cache_read_tokens: read,
         cache_write_tokens: write,

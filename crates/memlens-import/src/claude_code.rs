@@ -398,9 +398,9 @@ fn reported_usage(u: &Value) -> ReportedUsage {
     let write_5m = split.and_then(|s| u64_at(s, "ephemeral_5m_input_tokens"));
     let write_1h = split.and_then(|s| u64_at(s, "ephemeral_1h_input_tokens"));
     if usage.cache_write_tokens.is_none() && (write_5m.is_some() || write_1h.is_some()) {
-        let written = write_5m.unwrap_or(0) + write_1h.unwrap_or(0);
+        let written = write_5m.unwrap_or(0).saturating_add(write_1h.unwrap_or(0));
         usage.cache_write_tokens = Some(written);
-        usage.input_tokens = usage.input_tokens.map(|n| n + written);
+        usage.input_tokens = usage.input_tokens.map(|n| n.saturating_add(written));
     }
     usage.reasoning_tokens = u
         .pointer("/output_tokens_details/thinking_tokens")
@@ -762,7 +762,7 @@ fn build_trace(id: String, lines: &[Line], chain: Chain, cx: &mut Context<'_>) -
                         (&mut write_1h, reported.write_1h),
                     ] {
                         if let Some(n) = n {
-                            *sum = Some(sum.unwrap_or(0) + n);
+                            *sum = Some(sum.unwrap_or(0).saturating_add(n));
                         }
                     }
                 }

@@ -587,8 +587,8 @@ fn parts_text(parts: &[Part]) -> String {
 fn parse_tokens(t: &Value) -> Option<Usage> {
     let thoughts = u64_at(t, "thoughts");
     let usage = Usage {
-        input_tokens: u64_at(t, "input").map(|n| n + u64_at(t, "tool").unwrap_or(0)),
-        output_tokens: u64_at(t, "output").map(|n| n + thoughts.unwrap_or(0)),
+        input_tokens: u64_at(t, "input").map(|n| n.saturating_add(u64_at(t, "tool").unwrap_or(0))),
+        output_tokens: u64_at(t, "output").map(|n| n.saturating_add(thoughts.unwrap_or(0))),
         cache_read_tokens: u64_at(t, "cached"),
         cache_write_tokens: None,
         reasoning_tokens: thoughts,

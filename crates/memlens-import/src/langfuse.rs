@@ -416,7 +416,7 @@ fn usage_details(d: &Map<String, Value>) -> Usage {
             .filter(|(k, _)| pred(k))
             .filter_map(|(_, v)| as_u64(v))
             .collect();
-        (!values.is_empty()).then(|| values.iter().sum())
+        (!values.is_empty()).then(|| values.iter().fold(0u64, |a, &b| a.saturating_add(b)))
     };
     let first = |keys: &[&str]| keys.iter().find_map(|k| d.get(*k).and_then(as_u64));
     let (mut input, mut output) = (sum(&is_input), sum(&is_output));
@@ -424,8 +424,8 @@ fn usage_details(d: &Map<String, Value>) -> Usage {
     // when only the base counts add up to the reported total.
     if let Some(total) = first(&["total"]) {
         let (base_in, base_out) = (first(&["input"]), first(&["output"]));
-        let summed = input.unwrap_or(0) + output.unwrap_or(0);
-        if summed != total && base_in.unwrap_or(0) + base_out.unwrap_or(0) == total {
+        let summed = input.unwrap_or(0).saturating_add(output.unwrap_or(0));
+        if summed != total && base_in.unwrap_or(0).saturating_add(base_out.unwrap_or(0)) == total {
             (input, output) = (base_in, base_out);
         }
     }
