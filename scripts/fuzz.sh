@@ -31,13 +31,15 @@ case "$cmd" in
     secs="${1:-10}"
     fuzz build --sanitizer none
     for t in "${TARGETS[@]}"; do
+      # A fixed seed: the inputs the smoke tries come in the same order every run (for the same
+      # code and corpus), so a red smoke reproduces rather than depending on luck.
       mkdir -p "$PWD/fuzz/corpus/$t"
       # The corpus is replayed in full first (libFuzzer's startup), then new inputs for $secs s.
       # A scratch corpus folder takes what the smoke finds: the committed corpus is unchanged.
       scratch=$(mktemp -d)
       log=$(mktemp)
       if ! fuzz run --sanitizer none "$t" "$scratch" "$PWD/fuzz/corpus/$t" -- \
-          -max_len=$MAX_LEN -max_total_time="$secs" -print_final_stats=1 >"$log" 2>&1; then
+          -seed=1 -max_len=$MAX_LEN -max_total_time="$secs" -print_final_stats=1 >"$log" 2>&1; then
         tail -n 40 "$log" >&2
         echo "fuzz.sh: $t failed (the input is in fuzz/artifacts/$t/)" >&2
         exit 1
