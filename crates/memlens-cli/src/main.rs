@@ -401,10 +401,15 @@ pub(crate) fn read(path: &Path) -> Result<Vec<u8>, String> {
 
 /// The largest input file read, in bytes, and why. Importing takes about three times the file's
 /// size in memory (measured: 36 MB of tau-bench JSON peaks at 101 MB over the tokenizer's 58 MB,
-/// RELIABILITY.md), so the limit is a third of the memory available when the file is read
-/// (`MemAvailable` in `/proc/meminfo`), 4 GiB where that is not known, or
-/// `MEMLENS_MAX_INPUT_BYTES`.
+/// RELIABILITY.md), so the limit is a third of the memory available when the first file is
+/// read (`MemAvailable` in `/proc/meminfo`), 4 GiB where that is not known, or
+/// `MEMLENS_MAX_INPUT_BYTES`. Found once per run: a folder of many files reads it once.
 fn max_input_bytes() -> (u64, &'static str) {
+    static LIMIT: std::sync::OnceLock<(u64, &'static str)> = std::sync::OnceLock::new();
+    *LIMIT.get_or_init(find_max_input_bytes)
+}
+
+fn find_max_input_bytes() -> (u64, &'static str) {
     if let Some(n) = std::env::var("MEMLENS_MAX_INPUT_BYTES")
         .ok()
         .and_then(|v| v.trim().parse::<u64>().ok())
