@@ -72,7 +72,17 @@ export function makeApi(raw, host = {}) {
 
     /** Adds one message (OpenAI- or Anthropic-style object); returns its chunk ids. */
     add(message) {
-      const ids = Array.from(this.#pool().add(message));
+      // As JSON text: one string crosses into wasm instead of a call per field, and the text
+      // is what the provider's API is sent. What JSON.stringify cannot write (a cycle, a BigInt,
+      // a value too deep) goes as an object, to be refused with a clear error.
+      let text;
+      try {
+        text = JSON.stringify(message);
+      } catch {
+        text = undefined;
+      }
+      const raw = this.#pool();
+      const ids = Array.from(text === undefined ? raw.add(message) : raw.addJson(text));
       this.#messages.push(message);
       this.#appendTrace(false);
       if (this.#scorer !== undefined) {
@@ -104,7 +114,7 @@ export function makeApi(raw, host = {}) {
     #decide(options) {
       const query = options?.query;
       if (query !== undefined && typeof query !== "string") throw new TypeError("query must be a string");
-      const c = this.#pool().context(query);
+      const c = JSON.parse(this.#pool().contextJson(query));
       this.#appendTrace(false);
       return c;
     }

@@ -52,6 +52,17 @@ fn from_js<T: serde::de::DeserializeOwned>(value: JsValue, what: &str) -> Result
     serde_wasm_bindgen::from_value(value).map_err(|e| JsError::new(&format!("invalid {what}: {e}")))
 }
 
+/// A JSON text refused: serde_json's nesting limit worded as [`from_js`] words its own.
+fn invalid_json(what: &str, e: &serde_json::Error) -> JsError {
+    if e.to_string().starts_with("recursion limit exceeded") {
+        JsError::new(&format!(
+            "invalid {what}: nested more than {MAX_DEPTH} levels deep"
+        ))
+    } else {
+        JsError::new(&format!("invalid {what}: {e}"))
+    }
+}
+
 fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsError> {
     value.serialize(&serializer()).map_err(js_err)
 }
@@ -97,46 +108,66 @@ impl RawPool {
         Ok(RawPool { pool })
     }
 
-    /// Adds one message object; returns its chunk ids.
+    /// Adds one message object; returns its chunk ids. The package calls
+    /// [`RawPool::add_json`] instead, and this only for what `JSON.stringify` cannot write (a
+    /// cycle, a `BigInt`, a value too deep), which it refuses with a clear error.
     pub fn add(&mut self, message: JsValue) -> Result<Vec<u32>, JsError> {
         let value: Value = from_js(message, "message")?;
         self.pool.add(value).map_err(js_err)
     }
 
-    /// Decides the next context. Returns `{refs: Uint32Array, extras, tokens, fullTokens,
-    /// overBudget, compressed, evicted, retrieved}`: `refs[i] < 2^31` is the index of a message
-    /// sent unchanged, otherwise `extras[refs[i] - 2^31]` is a patched message or a summary to
-    /// produce. Unchanged messages are never copied across the boundary.
-    pub fn context(&mut self, query: Option<String>) -> Result<JsValue, JsError> {
+    /// Adds one message given as JSON text (`JSON.stringify(message)`, what the provider's API
+    /// is sent); returns its chunk ids. One string crosses the boundary instead of a call per
+    /// field of the object (a fifth of a turn's cost in Node went to converting objects), and
+    /// serde_json's own nesting limit (128) refuses values too deep without recursing further.
+    #[wasm_bindgen(js_name = addJson)]
+    pub fn add_json(&mut self, message: &str) -> Result<Vec<u32>, JsError> {
+        let value: Value = serde_json::from_str(message).map_err(|e| invalid_json("message", &e))?;
+        self.pool.add(value).map_err(js_err)
+    }
+
+    /// Decides the next context, as JSON text the package parses: `{refs, extras, tokens,
+    /// fullTokens, overBudget, compressed, evicted, retrieved}`. `refs[i] < 2^31` is the index of
+    /// a message sent unchanged, otherwise `extras[refs[i] - 2^31]` is a patched message or a
+    /// summary to produce. Unchanged messages are never copied across the boundary; the rest
+    /// crosses as one string (`JSON.parse` builds the objects faster than a call per field).
+    #[wasm_bindgen(js_name = contextJson)]
+    pub fn context_json(&mut self, query: Option<String>) -> Result<String, JsError> {
         let ctx = self.pool.context(query.as_deref());
         let mut refs = Vec::with_capacity(ctx.items.len());
         let mut extras = Vec::new();
-        for item in ctx.items {
+        for item in &ctx.items {
             match item {
-                Rendered::Original { message } => refs.push(message),
+                Rendered::Original { message } => refs.push(*message),
                 other => {
                     refs.push(0x8000_0000 | extras.len() as u32);
                     extras.push(other);
                 }
             }
         }
-        let out = js_sys::Object::new();
-        // Setting a property of a fresh plain object cannot fail; the error is still reported.
-        let set = |k: &str, v: JsValue| {
-            js_sys::Reflect::set(&out, &JsValue::from_str(k), &v)
-                .map(|_| ())
-                .map_err(|_| JsError::new(&format!("could not set {k} on the context object")))
-        };
-        let ids = |v: &[u32]| JsValue::from(js_sys::Uint32Array::from(v));
-        set("refs", ids(&refs))?;
-        set("extras", to_js(&extras)?)?;
-        set("tokens", JsValue::from_f64(ctx.tokens as f64))?;
-        set("fullTokens", JsValue::from_f64(ctx.full_tokens as f64))?;
-        set("overBudget", JsValue::from_bool(ctx.over_budget))?;
-        set("compressed", ids(&ctx.compressed))?;
-        set("evicted", ids(&ctx.evicted))?;
-        set("retrieved", ids(&ctx.retrieved))?;
-        Ok(out.into())
+        #[derive(Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Out<'a> {
+            refs: Vec<u32>,
+            extras: Vec<&'a Rendered>,
+            tokens: u64,
+            full_tokens: u64,
+            over_budget: bool,
+            compressed: &'a [u32],
+            evicted: &'a [u32],
+            retrieved: &'a [u32],
+        }
+        serde_json::to_string(&Out {
+            refs,
+            extras,
+            tokens: ctx.tokens,
+            full_tokens: ctx.full_tokens,
+            over_budget: ctx.over_budget,
+            compressed: &ctx.compressed,
+            evicted: &ctx.evicted,
+            retrieved: &ctx.retrieved,
+        })
+        .map_err(js_err)
     }
 
     /// Running totals.
