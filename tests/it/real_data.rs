@@ -133,3 +133,41 @@ fn fifty_megabytes_of_garbage_is_an_error_not_a_panic() {
     assert!(r.warning_count > 1_000_000);
     assert_eq!(r.warnings.len(), memlens_import::MAX_WARNINGS);
 }
+
+/// The Labels view's suggestion for a chunk (from the analysis' chunk table) is the hindsight
+/// label `memlens labels-from-hindsight` writes for it at the first call that carried it, on every
+/// tau-bench trajectory; and both kinds occur.
+#[test]
+fn suggested_labels_are_the_hindsight_labels_at_each_chunks_first_call() {
+    use memlens_core::analysis::{analyze, AnalysisOptions};
+    use memlens_core::cost::PriceTable;
+    use memlens_core::hindsight::{hindsight_labels, suggested_label};
+    use memlens_core::model::Category;
+    use memlens_core::references::detect;
+    use memlens_core::value::Label;
+    let r = import_path(&shared("traces/tau-bench-gpt-4o-airline.json")).expect("tau-bench");
+    let (mut important, mut useless) = (0, 0);
+    for trace in r.traces.iter().take(40) {
+        let a = analyze(trace, &PriceTable::builtin(), &AnalysisOptions::default());
+        let labels = hindsight_labels(trace, &detect(trace));
+        for row in &a.chunks {
+            let got = suggested_label(row.category, row.first_call, &row.used_at);
+            let at_first = labels
+                .iter()
+                .find(|l| l.chunk.0 == row.id && Some(l.call) == row.first_call);
+            let want = match at_first {
+                _ if row.category == Category::System => None,
+                Some(l) if l.used_later() => Some(Label::Important),
+                Some(_) => Some(Label::Useless),
+                None => None,
+            };
+            assert_eq!(got, want, "{} {}", trace.id, row.key);
+            important += usize::from(got == Some(Label::Important));
+            useless += usize::from(got == Some(Label::Useless));
+        }
+    }
+    assert!(
+        important > 0 && useless > 0,
+        "{important} important, {useless} useless"
+    );
+}

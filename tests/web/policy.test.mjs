@@ -3,9 +3,10 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync, mkdtempSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { launch, open, cli, int, shot, SAMPLE } from './helpers.mjs';
+import { launch, open, cli, int, shot, SAMPLE, MEMLENS } from './helpers.mjs';
 
 let browser;
 before(async () => { browser = await launch(); });
@@ -137,6 +138,80 @@ test("a policy's summaries are shown as compactions, as `memlens simulate --summ
   await page.click('#theme');
   await shot(page, 'sim-summaries-dark');
   assert.deepEqual(state.network(), []);
+  assert.deepEqual(state.errors, []);
+  await page.close();
+});
+
+test('the frontier: every policy at 2,000 / 4,000 / 8,000 and the chosen budget, marked as `memlens compare --frontier` marks it', async () => {
+  const { page, state } = await open(browser);
+  state.watch();
+  await page.click('#load-sample');
+  await page.waitForSelector('#k-calls');
+  await page.click('#tab-simulator');
+  await page.selectOption('#policy-select', 'value');
+  await page.fill('#budget', '600');
+  await page.press('#budget', 'Tab');
+  await page.click('#run-frontier');
+  await page.waitForSelector('#frontier-table', { timeout: 120000 });
+  await page.waitForSelector('#frontier-chart');
+  const pct = (x) => `${(x * 100).toFixed(1)}%`;
+  const rows = cli('compare', SAMPLE, '--frontier', '--budgets', '600,2000,4000,8000', '--json').rows;
+  const want = rows.map(({ policy, budget, totals: t, frontier }) => [policy, int(budget), pct(t.saved_tokens / Math.max(t.full_input_tokens, 1)),
+    pct(t.calls_with_misses / Math.max(t.calls, 1)), String(t.misses), frontier ? 'yes' : ''].join(' | ')).sort();
+  const got = [];
+  for (const tr of await page.locator('#frontier-table tbody tr').all()) got.push((await tr.locator('td').allTextContents()).join(' | '));
+  assert.deepEqual([...got].sort(), want);
+  // Best savings first, as the CLI prints it; every frontier row is a filled, named point.
+  const saved = got.map((r) => parseFloat(r.split(' | ')[2]));
+  assert.deepEqual(saved, [...saved].sort((a, b) => b - a));
+  const onFrontier = rows.filter((r) => r.frontier).length;
+  assert.ok(onFrontier > 0 && onFrontier < rows.length, `${onFrontier} of ${rows.length} rows on the frontier`);
+  assert.equal(await page.locator('#frontier-chart circle.point.on').count(), onFrontier);
+  assert.equal(await page.locator('#frontier-chart circle.point').count(), rows.length);
+  await shot(page, 'simulator-frontier');
+  assert.deepEqual(state.network(), [], 'no request after load');
+  assert.deepEqual(state.errors, []);
+  await page.close();
+});
+
+test("the Labels view suggests hindsight's labels (`memlens labels-from-hindsight` at each chunk's first call); accepting them labels the chunks and fits", async () => {
+  // The CLI's table: one row per chunk per call; the suggestion is the row at its first call.
+  const csv = execFileSync(MEMLENS, ['labels-from-hindsight', SAMPLE]).toString().trim().split('\n');
+  const head = csv[0].split(',');
+  const col = (name) => head.indexOf(name);
+  const first = new Map();
+  for (const line of csv.slice(1)) {
+    const f = line.split(',');
+    const [key, call] = [f[col('key')], Number(f[col('call')])];
+    if (f[col('category')] === 'system') continue;
+    if (!first.has(key) || first.get(key).call > call) first.set(key, { call, used: f[col('used_later')] === 'true' });
+  }
+  const want = [...first].map(([key, { used }]) => `${key} ${used ? '★ important' : '✗ useless'}`).sort();
+  assert.ok(want.some((w) => w.endsWith('important')) && want.some((w) => w.endsWith('useless')), want.join('; '));
+
+  const { page, state } = await open(browser);
+  state.watch();
+  await page.click('#load-sample');
+  await page.waitForSelector('#k-calls');
+  await page.click('#tab-labels');
+  await page.waitForSelector('#suggestion-list');
+  const got = [];
+  for (const tr of await page.locator('#suggestion-list tbody tr').all()) {
+    const td = await tr.locator('td').allTextContents();
+    got.push(`${td[0]} ${td[2]}`);
+  }
+  assert.deepEqual(got.sort(), want);
+  assert.match(await page.textContent('#suggestion-count'), new RegExp(`^${want.length} suggestion`));
+  await shot(page, 'labels-suggestions');
+  // Accept one, then the rest: every suggestion becomes a label, and the fit runs on them.
+  await page.locator('#suggestion-list button.accept-suggestion').first().click();
+  assert.match(await page.textContent('#label-count'), /^1 labelled/);
+  await page.click('#accept-suggestions');
+  assert.match(await page.textContent('#label-count'), new RegExp(`^${want.length} labelled`));
+  assert.match(await page.textContent('#suggestion-count'), /^0 suggestion/);
+  await page.click('#fit');
+  await page.waitForSelector('#fit-after');
+  assert.deepEqual(state.network(), [], 'no request after load');
   assert.deepEqual(state.errors, []);
   await page.close();
 });

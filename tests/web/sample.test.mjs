@@ -100,6 +100,8 @@ test('every view in both themes: screenshots, nothing wider than the window', as
       if (v === 'simulator') {
         await page.click('#run-sim');
         await page.waitForSelector('#sim-chart');
+        await page.click('#run-frontier');
+        await page.waitForSelector('#frontier-chart');
       }
       if (v === 'chunks') {
         await page.locator('#chunk-rows .row').first().click();

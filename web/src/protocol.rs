@@ -6,6 +6,15 @@ use memlens_core::analysis::{
 use memlens_core::policy::PolicyConfig;
 use serde::{Deserialize, Serialize};
 
+/// What a [`Request::Replays`] is for; the page routes the reply by it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ReplaysFor {
+    /// The static report's policy comparison.
+    Report,
+    /// The simulator's frontier of tokens saved against calls with a miss.
+    Frontier,
+}
+
 /// What the page asks the worker.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -97,9 +106,12 @@ pub enum Request {
         /// The call.
         call: u32,
     },
-    /// Replays for the static report: every policy at every budget (what `memlens report`
-    /// compares).
-    ReportReplays {
+    /// Replays of every policy at every budget, totals only: for the static report (what
+    /// `memlens report` compares) or the simulator's frontier (what `memlens compare --frontier`
+    /// marks).
+    Replays {
+        /// What the replays are for (the reply says it back).
+        purpose: ReplaysFor,
         /// Index of the trace.
         trace: usize,
         /// The policies.
@@ -238,8 +250,10 @@ pub enum Response {
         /// The replays.
         views: Vec<SimView>,
     },
-    /// The report's replays: each policy's totals at each budget, policy by policy.
-    ReportReplays {
+    /// Each policy's totals at each budget, policy by policy.
+    Replays {
+        /// What they were asked for.
+        purpose: ReplaysFor,
         /// Index of the trace.
         trace: usize,
         /// `(policy, budget, totals)`.

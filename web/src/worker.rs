@@ -1,6 +1,6 @@
 //! The worker: holds the imported traces and answers [`Request`]s with the core's results.
 
-use crate::protocol::{LiveStatus, PhaseTimes, Request, Response};
+use crate::protocol::{LiveStatus, PhaseTimes, ReplaysFor, Request, Response};
 use memlens_core::analysis::{
     analyze, call_view, context_at, simulate_view, simulated_compactions, trace_entries,
 };
@@ -318,7 +318,10 @@ fn handle(scope: &DedicatedWorkerGlobalScope, request: Request, payload: JsValue
         Request::Compare { .. } => "compare",
         Request::Diff { .. } => "diff",
         Request::CallView { .. } => "call view",
-        Request::ReportReplays { .. } => "report",
+        Request::Replays { purpose, .. } => match purpose {
+            ReplaysFor::Report => "report",
+            ReplaysFor::Frontier => "frontier",
+        },
         Request::ProtocolBench { .. } => "protocol measurement",
     };
     let result = STATE.with(|s| {
@@ -577,7 +580,8 @@ fn answer(
                 .map_err(|e| e.to_string())?;
             Ok(Response::Compare { views })
         }
-        Request::ReportReplays {
+        Request::Replays {
+            purpose,
             trace,
             policies,
             budgets,
@@ -591,7 +595,11 @@ fn answer(
                     results.push((v.policy, v.budget, v.totals));
                 }
             }
-            Ok(Response::ReportReplays { trace, results })
+            Ok(Response::Replays {
+                purpose,
+                trace,
+                results,
+            })
         }
         Request::Diff {
             trace,

@@ -303,7 +303,7 @@ pub fn compare_cmd(
     if !frontier {
         return print_rows(args.json, &title, &rows);
     }
-    let on = on_frontier(&rows);
+    let on = memlens_core::simulate::on_frontier(rows.iter().map(|r| &r.totals));
     if args.json {
         let rows: Vec<_> = rows
             .iter()
@@ -349,25 +349,11 @@ struct FrontierRow<'a> {
 }
 
 fn saved_share(r: &Row) -> f64 {
-    r.totals.saved_tokens as f64 / r.totals.full_input_tokens.max(1) as f64
+    r.totals.saved_share()
 }
 
 fn miss_share(r: &Row) -> f64 {
-    r.totals.calls_with_misses as f64 / r.totals.calls.max(1) as f64
-}
-
-/// Whether each row is on the frontier: no other row saves at least as much with at most as
-/// many calls with misses, and strictly better on one of the two.
-fn on_frontier(rows: &[Row]) -> Vec<bool> {
-    rows.iter()
-        .map(|r| {
-            let (s, m) = (saved_share(r), miss_share(r));
-            !rows.iter().any(|o| {
-                let (os, om) = (saved_share(o), miss_share(o));
-                os >= s && om <= m && (os > s || om < m)
-            })
-        })
-        .collect()
+    r.totals.miss_share()
 }
 
 fn print_rows(json: bool, title: &str, rows: &[Row]) -> Result<(), String> {

@@ -28,8 +28,9 @@
 //! assert!(!later.used_later());
 //! ```
 
-use crate::model::{ChunkId, Trace};
+use crate::model::{Category, ChunkId, Trace};
 use crate::references::AccessGraph;
+use crate::value::Label;
 use serde::{Deserialize, Serialize};
 
 /// One chunk at one call that carried it in its input.
@@ -76,6 +77,37 @@ pub fn hindsight_labels(trace: &Trace, graph: &AccessGraph) -> Vec<HindsightLabe
         }
     }
     labels
+}
+
+/// The label hindsight suggests for a whole chunk, from the first call that carried it
+/// (`first_call`) and the calls whose outputs used it (`used_at`, as the analysis' chunk table
+/// lists them): [`Label::Important`] when that call or a later one used it (dropping it there
+/// would have cost a miss), [`Label::Useless`] when none did. `None` for a chunk no call carried,
+/// and for the system prompt, which every policy keeps whatever its use. What the web app's
+/// Labels view suggests; the same as [`hindsight_labels`] at the chunk's first call.
+///
+/// ```
+/// use memlens_core::hindsight::suggested_label;
+/// use memlens_core::model::Category;
+/// use memlens_core::value::Label;
+/// assert_eq!(suggested_label(Category::ToolResult, Some(2), &[4]), Some(Label::Important));
+/// assert_eq!(suggested_label(Category::ToolResult, Some(2), &[]), Some(Label::Useless));
+/// assert_eq!(suggested_label(Category::System, Some(0), &[]), None);
+/// ```
+pub fn suggested_label(
+    category: Category,
+    first_call: Option<u32>,
+    used_at: &[u32],
+) -> Option<Label> {
+    if category == Category::System {
+        return None;
+    }
+    let first = first_call?;
+    Some(if used_at.iter().any(|&u| u >= first) {
+        Label::Important
+    } else {
+        Label::Useless
+    })
 }
 
 #[cfg(test)]

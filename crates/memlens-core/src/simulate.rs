@@ -121,6 +121,16 @@ pub struct Totals {
 }
 
 impl Totals {
+    /// Share of the input tokens saved (`saved / full`, 0 with nothing sent).
+    pub fn saved_share(&self) -> f64 {
+        self.saved_tokens as f64 / self.full_input_tokens.max(1) as f64
+    }
+
+    /// Share of the calls with at least one miss (0 with no calls).
+    pub fn miss_share(&self) -> f64 {
+        self.calls_with_misses as f64 / self.calls.max(1) as f64
+    }
+
     fn add(&mut self, other: &Totals) {
         self.calls += other.calls;
         self.input_tokens += other.input_tokens;
@@ -137,6 +147,31 @@ impl Totals {
         self.retrievals += other.retrievals;
         self.summary_cost_usd += other.summary_cost_usd;
     }
+}
+
+/// Which replays are on the frontier of tokens saved against calls with a miss: no other saves
+/// at least as much ([`Totals::saved_share`]) with at most as many calls with a miss
+/// ([`Totals::miss_share`]), and strictly more or fewer on one of the two. What `memlens compare
+/// --frontier` and the web simulator's frontier mark.
+///
+/// ```
+/// use memlens_core::simulate::{on_frontier, Totals};
+/// let row = |saved, missed| Totals { calls: 10, full_input_tokens: 100, saved_tokens: saved,
+///     calls_with_misses: missed, ..Totals::default() };
+/// // Saving 40 with 2 misses beats saving 30 with 3; saving 10 with none is a different trade.
+/// let rows = [row(40, 2), row(30, 3), row(10, 0)];
+/// assert_eq!(on_frontier(rows.iter()), [true, false, true]);
+/// ```
+pub fn on_frontier<'a>(rows: impl Iterator<Item = &'a Totals> + Clone) -> Vec<bool> {
+    let points: Vec<(f64, f64)> = rows.map(|t| (t.saved_share(), t.miss_share())).collect();
+    points
+        .iter()
+        .map(|&(s, m)| {
+            !points
+                .iter()
+                .any(|&(os, om)| os >= s && om <= m && (os > s || om < m))
+        })
+        .collect()
 }
 
 fn sum_opt(a: Option<f64>, b: Option<f64>) -> Option<f64> {

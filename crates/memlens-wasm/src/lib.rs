@@ -122,7 +122,8 @@ impl RawPool {
     /// serde_json's own nesting limit (128) refuses values too deep without recursing further.
     #[wasm_bindgen(js_name = addJson)]
     pub fn add_json(&mut self, message: &str) -> Result<Vec<u32>, JsError> {
-        let value: Value = serde_json::from_str(message).map_err(|e| invalid_json("message", &e))?;
+        let value: Value =
+            serde_json::from_str(message).map_err(|e| invalid_json("message", &e))?;
         self.pool.add(value).map_err(js_err)
     }
 

@@ -6,6 +6,8 @@ use super::sim::download;
 use super::{ctx, Ctx, Data};
 use gloo_storage::{LocalStorage as BrowserStorage, Storage as _};
 use leptos::prelude::*;
+use memlens_core::analysis::ChunkRow;
+use memlens_core::hindsight::suggested_label;
 use memlens_core::policy::PolicyConfig;
 use memlens_core::value::{agreement, fit_weights, Factors, FitReport, Label, ValueConfig};
 use serde::{Deserialize, Serialize};
@@ -65,6 +67,37 @@ fn report_rows(before: &FitReport, after: &FitReport) -> impl IntoView {
         <p id="fit-before">"Current weights: "{m(before)}</p>
         <p id="fit-after">"Fitted weights: "{m(after)}</p>
         <table class="compact" id="fit-weights"><thead><tr><th>"factor"</th><th>"current"</th><th>"fitted"</th></tr></thead><tbody>{weights}</tbody></table>
+    }
+}
+
+/// Suggestions listed at most (accepting all takes every one).
+const SUGGESTIONS_SHOWN: usize = 200;
+
+/// One suggestion: the chunk, what hindsight says of it, and a button to accept it.
+fn suggestion_row(c: &ChunkRow, label: Label) -> impl IntoView {
+    let ctx = ctx();
+    let key = c.key.clone();
+    let why = match c
+        .first_call
+        .and_then(|f| c.used_at.iter().find(|&&u| u >= f))
+    {
+        Some(u) => format!("used by call {u}'s output"),
+        None => "no later call used it".to_string(),
+    };
+    let accept = move |_| {
+        ctx.labels.update(|l| {
+            l.insert(key.clone(), label);
+        });
+        save(&ctx);
+    };
+    view! {
+        <tr>
+            <td>{c.key.clone()}</td><td>{c.category.as_str()}</td>
+            <td>{if label == Label::Important { "★ important" } else { "✗ useless" }}</td>
+            <td>{why}</td>
+            <td class="num">{int(c.tokens)}</td><td class="num">{format!("{:.3}", c.value)}</td>
+            <td><button class="accept-suggestion" on:click=accept>"Accept"</button></td>
+        </tr>
     }
 }
 
@@ -170,6 +203,64 @@ pub fn Labels(data: Arc<Data>) -> impl IntoView {
                 .collect_view()
         })
     };
+    // Hindsight's suggestions for the chunks not labelled yet: what the trace's own later steps
+    // used (`memlens labels-from-hindsight`, at each chunk's first call).
+    let d = data.clone();
+    let suggestions = Memo::new(move |_| {
+        ctx.labels.with(|labels| {
+            d.analysis
+                .chunks
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| !labels.contains_key(&c.key))
+                .filter_map(|(i, c)| {
+                    suggested_label(c.category, c.first_call, &c.used_at).map(|l| (i, l))
+                })
+                .collect::<Vec<(usize, Label)>>()
+        })
+    });
+    let da = data.clone();
+    let accept_all = move |_| {
+        let chosen: Vec<(String, Label)> = suggestions
+            .get_untracked()
+            .iter()
+            .map(|&(i, l)| (da.analysis.chunks[i].key.clone(), l))
+            .collect();
+        ctx.labels.update(|labels| labels.extend(chosen));
+        save(&ctx);
+    };
+    let d = data.clone();
+    let suggested = move || {
+        let all = suggestions.get();
+        let (important, useless) = all.iter().fold((0, 0), |(i, u), (_, l)| {
+            if *l == Label::Important {
+                (i + 1, u)
+            } else {
+                (i, u + 1)
+            }
+        });
+        let rows = all
+            .iter()
+            .take(SUGGESTIONS_SHOWN)
+            .map(|&(i, l)| suggestion_row(&d.analysis.chunks[i], l))
+            .collect_view();
+        let more = all.len().saturating_sub(SUGGESTIONS_SHOWN);
+        view! {
+            <h3>"Suggested from hindsight"</h3>
+            <p class="muted" id="suggestion-count">{format!(
+                "{} suggestion(s) for unlabelled chunks: {important} important (a later step used it), {useless} useless (no later step did). The system prompt is not suggested: every policy keeps it.",
+                all.len()
+            )}</p>
+            <div class="sim-form">
+                <button id="accept-suggestions" on:click=accept_all.clone() disabled=all.is_empty()>"Accept all suggestions"</button>
+            </div>
+            <table class="compact" id="suggestion-list">
+                <thead><tr><th>"chunk"</th><th>"category"</th><th>"suggested"</th><th>"why"</th><th>"tokens"</th><th>"value"</th><th></th></tr></thead>
+                <tbody>{rows}</tbody>
+            </table>
+            {(more > 0).then(|| view! { <p class="muted">{format!("and {more} more (accepting all takes them too)")}</p> })}
+        }
+    };
     let count = move || samples().len();
     view! {
         <section class="labels">
@@ -183,6 +274,8 @@ pub fn Labels(data: Arc<Data>) -> impl IntoView {
                 <label class="button">"Import labels"<input type="file" id="import-labels" accept=".json" on:change=import hidden/></label>
             </div>
             {move || fit.get().map(|(b, a)| report_rows(&b, &a))}
+            {suggested}
+            <h3>"Labelled"</h3>
             <table class="compact" id="label-list">
                 <thead><tr><th>"chunk"</th><th>"category"</th><th>"label"</th><th>"tokens"</th><th>"value"</th><th>"preview"</th></tr></thead>
                 <tbody>{list}</tbody>

@@ -11,7 +11,7 @@ mod projection;
 mod sim;
 mod views;
 
-use crate::protocol::{Request, Response};
+use crate::protocol::{ReplaysFor, Request, Response};
 use gloo_storage::{LocalStorage as BrowserStorage, Storage as _};
 use leptos::ev;
 use leptos::prelude::*;
@@ -210,6 +210,8 @@ pub struct Ctx {
     pub sweep: RwSignal<Vec<SimView>>,
     /// Last comparison.
     pub compare: RwSignal<Vec<SimView>>,
+    /// The simulator's frontier: `(policy, budget, totals)` of every policy at every budget.
+    pub frontier: RwSignal<Vec<(String, u32, memlens_core::simulate::Totals)>>,
     /// Last context diff.
     pub diff: RwSignal<Option<ContextDiff>>,
     /// The call open in the Calls view, and its breakdown once the worker sent it.
@@ -284,6 +286,7 @@ impl Ctx {
             sim: RwSignal::new(None),
             sweep: RwSignal::new(Vec::new()),
             compare: RwSignal::new(Vec::new()),
+            frontier: RwSignal::new(Vec::new()),
             diff: RwSignal::new(None),
             call: RwSignal::new(None),
             call_view: RwSignal::new(None),
@@ -424,7 +427,8 @@ impl Ctx {
         }
         self.busy.set(Some("replaying for the report…".into()));
         self.send(
-            &Request::ReportReplays {
+            &Request::Replays {
+                purpose: ReplaysFor::Report,
                 trace,
                 policies,
                 budgets: memlens_report::DEFAULT_BUDGETS.to_vec(),
@@ -446,6 +450,7 @@ impl Ctx {
         self.sim.set(None);
         self.sweep.set(Vec::new());
         self.compare.set(Vec::new());
+        self.frontier.set(Vec::new());
         self.diff.set(None);
         self.labels.set(labels::load(self));
         self.busy.set(Some("analyzing the trace…".into()));
@@ -620,7 +625,21 @@ impl Ctx {
                     self.call_view.set(view.map(|v| Arc::new(*v)));
                 }
             }
-            Response::ReportReplays { trace, results } => {
+            Response::Replays {
+                purpose: ReplaysFor::Frontier,
+                trace,
+                results,
+            } => {
+                self.busy.set(None);
+                if self.trace.get_untracked() == Some(trace) {
+                    self.frontier.set(results);
+                }
+            }
+            Response::Replays {
+                purpose: ReplaysFor::Report,
+                trace,
+                results,
+            } => {
                 self.busy.set(None);
                 let Some(data) = self.data.get_untracked().filter(|d| d.trace == trace) else {
                     return;

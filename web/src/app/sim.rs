@@ -2,7 +2,7 @@
 
 use super::fmt::{int, pct, usd};
 use super::{ctx, Data};
-use crate::protocol::Request;
+use crate::protocol::{ReplaysFor, Request};
 use leptos::prelude::*;
 use memlens_core::analysis::{Fate, SimView};
 use memlens_core::policy::{Cleanup, PolicyConfig, QuotaOrder, StrategyKind, BUILTIN};
@@ -12,6 +12,9 @@ use wasm_bindgen::JsValue;
 
 /// Budgets of the sweep, besides the chosen one.
 const SWEEP: [u32; 6] = [500, 1000, 2000, 4000, 8000, 16000];
+
+/// Budgets of the frontier, besides the chosen one: `memlens compare --frontier`'s.
+const FRONTIER: [u32; 3] = [2000, 4000, 8000];
 
 /// Starts a file download of `text` (a blob URL: nothing leaves the browser).
 pub fn download(name: &str, text: &str, mime: &str) {
@@ -199,6 +202,128 @@ fn sweep_chart(views: &[SimView]) -> impl IntoView {
     }
 }
 
+/// One replay on the frontier chart: `(policy, budget, totals)`.
+type Replay = (String, u32, memlens_core::simulate::Totals);
+
+/// Tokens saved (y) against calls with a miss (x), every policy at every budget; the replays on
+/// the frontier (no other saves as much with as few misses) filled, named and joined.
+fn frontier_chart(rows: &[Replay], on: &[bool]) -> impl IntoView {
+    let (w, h, left, right, top, bottom) = (900.0f64, 320.0f64, 60.0f64, 40.0f64, 14.0f64, 34.0f64);
+    let saved = |t: &memlens_core::simulate::Totals| t.saved_share() * 100.0;
+    let missed = |t: &memlens_core::simulate::Totals| t.miss_share() * 100.0;
+    let x_max = rows.iter().map(|r| missed(&r.2)).fold(1.0f64, f64::max) * 1.05;
+    let y_max = rows.iter().map(|r| saved(&r.2)).fold(1.0f64, f64::max) * 1.05;
+    let y_min = rows.iter().map(|r| saved(&r.2)).fold(0.0f64, f64::min);
+    let x = |m: f64| left + (w - left - right) * m / x_max;
+    let y = |s: f64| top + (h - top - bottom) * (1.0 - (s - y_min) / (y_max - y_min).max(1e-9));
+    let mut budgets: Vec<u32> = rows.iter().map(|r| r.1).collect();
+    budgets.sort_unstable();
+    budgets.dedup();
+    let class_of = |b: u32| format!("b{}", budgets.iter().position(|&x| x == b).unwrap_or(0) % 4);
+    let mut line: Vec<&Replay> = rows
+        .iter()
+        .zip(on)
+        .filter(|(_, &f)| f)
+        .map(|(r, _)| r)
+        .collect();
+    line.sort_by(|a, b| missed(&a.2).total_cmp(&missed(&b.2)));
+    let line = line
+        .iter()
+        .map(|r| format!("{:.1},{:.1}", x(missed(&r.2)), y(saved(&r.2))))
+        .collect::<Vec<_>>()
+        .join(" ");
+    // Replays that land on the same spot (two policies deciding alike, or a budget the trace
+    // never reaches) share one label: the first of them is named with the others.
+    let spot = |r: &Replay| {
+        (
+            (missed(&r.2) * 1e6).round() as i64,
+            (saved(&r.2) * 1e6).round() as i64,
+        )
+    };
+    let mut names: Vec<((i64, i64), Vec<String>)> = Vec::new();
+    for (r, _) in rows.iter().zip(on).filter(|(_, &f)| f) {
+        let name = format!("{} @{}", r.0, int(r.1));
+        match names.iter_mut().find(|(s, _)| *s == spot(r)) {
+            Some((_, n)) => n.push(name),
+            None => names.push((spot(r), vec![name])),
+        }
+    }
+    let label_of = move |r: &Replay| -> Option<String> {
+        let (_, n) = names.iter().find(|(s, _)| *s == spot(r))?;
+        (n.first()? == &format!("{} @{}", r.0, int(r.1))).then(|| match n.len() {
+            1 => n[0].clone(),
+            2 => format!("{}, {}", n[0], n[1]),
+            k => format!("{}, {} +{}", n[0], n[1], k - 2),
+        })
+    };
+    let points = rows
+        .iter()
+        .zip(on)
+        .map(|(r, &front)| {
+            let (cx, cy) = (x(missed(&r.2)), y(saved(&r.2)));
+            let label = if front { label_of(r) } else { None };
+            let tip = format!(
+                "{} at {}: {:.1}% saved, misses in {:.1}% of calls{}",
+                r.0,
+                int(r.1),
+                saved(&r.2),
+                missed(&r.2),
+                if front { " (on the frontier)" } else { "" }
+            );
+            let class = format!("point {}{}", class_of(r.1), if front { " on" } else { "" });
+            view! {
+                <circle cx=cx cy=cy r=if front { 5.0 } else { 3.5 } class=class><title>{tip}</title></circle>
+                // Named on the side with room: left of a point in the right half.
+                {label.map(|l| { let right_half = cx > (left + w - right) / 2.0; view! {
+                    <text x=if right_half { cx - 8.0 } else { cx + 8.0 } y=cy - 6.0 class="axis"
+                        text-anchor=if right_half { "end" } else { "start" }>{l}</text>
+                }})}
+            }
+        })
+        .collect_view();
+    let ticks = |max: f64| (0..=4).map(move |i| max * f64::from(i) / 4.0);
+    view! {
+        <svg class="chart" id="frontier-chart" viewBox=format!("0 0 {w} {h}")>
+            {ticks(x_max).map(|m| view! {
+                <line x1=x(m) x2=x(m) y1=top y2=h - bottom class="grid"/>
+                <text x=x(m) y=h - bottom + 14.0 text-anchor="middle" class="axis">{format!("{m:.1}%")}</text>
+            }).collect_view()}
+            {ticks(y_max - y_min).map(|d| { let s = y_min + d; view! {
+                <line x1=left x2=w - right y1=y(s) y2=y(s) class="grid"/>
+                <text x=left - 6.0 y=y(s) + 4.0 text-anchor="end" class="axis">{format!("{s:.0}%")}</text>
+            }}).collect_view()}
+            <text x=(left + w - right) / 2.0 y=h - 4.0 text-anchor="middle" class="axis">"calls with a miss"</text>
+            <text x=12.0 y=(top + h - bottom) / 2.0 text-anchor="middle" class="axis" transform=format!("rotate(-90 12 {})", (top + h - bottom) / 2.0)>"tokens saved"</text>
+            <polyline points=line class="frontier-line"/>
+            {points}
+        </svg>
+        <div class="legend">
+            {budgets.iter().map(|&b| view! { <span><i class=format!("point {}", class_of(b))></i>{format!("budget {}", int(b))}</span> }).collect_view()}
+            <span>"filled and named: on the frontier (no other policy and budget saves as much with as few misses)"</span>
+        </div>
+    }
+}
+
+fn frontier_table(rows: &[Replay], on: &[bool]) -> impl IntoView {
+    let mut order: Vec<usize> = (0..rows.len()).collect();
+    // Best savings first: the frontier reads top to bottom, as `memlens compare --frontier` prints it.
+    order.sort_by(|&a, &b| rows[b].2.saved_share().total_cmp(&rows[a].2.saved_share()));
+    view! {
+        <table class="compact" id="frontier-table">
+            <thead><tr><th>"policy"</th><th>"budget"</th><th>"saved"</th><th>"calls with a miss"</th><th>"misses"</th><th>"frontier"</th></tr></thead>
+            <tbody>{order.into_iter().map(|i| { let (p, b, t) = &rows[i]; view! {
+                <tr class:on-frontier=on[i]>
+                    <td>{p.clone()}</td><td class="num">{int(*b)}</td>
+                    <td class="num">{format!("{:.1}%", t.saved_share() * 100.0)}</td>
+                    <td class="num">{format!("{:.1}%", t.miss_share() * 100.0)}</td>
+                    <td class="num">{t.misses}</td>
+                    <td>{if on[i] { "yes" } else { "" }}</td>
+                </tr>
+            }}).collect_view()}</tbody>
+        </table>
+    }
+}
+
 fn opt_u32(text: &str) -> Option<u32> {
     text.trim().parse().ok()
 }
@@ -367,6 +492,38 @@ pub fn Simulator(data: Arc<Data>) -> impl IntoView {
             JsValue::UNDEFINED,
         );
     };
+    let frontier = move |_| {
+        let Some(custom) = policy() else { return };
+        let mut policies: Vec<PolicyConfig> = BUILTIN
+            .iter()
+            .filter_map(|n| PolicyConfig::builtin(n).ok())
+            .map(|mut p| {
+                ctx.labels
+                    .with_untracked(|l| p.labels.extend(l.iter().map(|(k, v)| (k.clone(), *v))));
+                p
+            })
+            .collect();
+        if !policies.contains(&custom) {
+            let mut c = custom;
+            c.name = format!("{} (edited)", c.name);
+            policies.insert(0, c);
+        }
+        let mut budgets = FRONTIER.to_vec();
+        budgets.push(ctx.budget.get_untracked());
+        budgets.sort_unstable();
+        budgets.dedup();
+        ctx.busy
+            .set(Some("replaying every policy at every budget…".into()));
+        ctx.send(
+            &Request::Replays {
+                purpose: ReplaysFor::Frontier,
+                trace,
+                policies,
+                budgets,
+            },
+            JsValue::UNDEFINED,
+        );
+    };
     let diff = move |_| {
         if let Some(p) = policy() {
             ctx.busy.set(Some("replaying to the call…".into()));
@@ -447,6 +604,7 @@ pub fn Simulator(data: Arc<Data>) -> impl IntoView {
                 <button id="run-sim" on:click=run>"Run"</button>
                 <button id="run-sweep" on:click=sweep>"Sweep budgets"</button>
                 <button id="run-compare" on:click=compare>"Compare all policies"</button>
+                <button id="run-frontier" on:click=frontier title="Every policy at 2,000, 4,000, 8,000 tokens and the chosen budget: tokens saved against calls with a miss">"Frontier"</button>
                 <button id="export-policy" on:click=export>"Export policy"</button>
                 <PolicyForm/>
                 <details>
@@ -493,6 +651,16 @@ pub fn Simulator(data: Arc<Data>) -> impl IntoView {
             {move || { let c = ctx.compare.get(); (!c.is_empty()).then(|| view! {
                 <h3>"Policies side by side (MemLens, the incumbents' defaults, the hindsight oracle)"</h3>
                 <table class="compact" id="compare-table">{totals_head()}<tbody>{c.iter().map(totals_row).collect_view()}</tbody></table>
+            })}}
+            {move || { let f = ctx.frontier.get(); (!f.is_empty()).then(|| {
+                let on = memlens_core::simulate::on_frontier(f.iter().map(|r| &r.2));
+                view! {
+                    <section id="frontier">
+                        <h3>"Frontier: tokens saved against calls with a miss, every policy at every budget"</h3>
+                        {frontier_chart(&f, &on)}
+                        {frontier_table(&f, &on)}
+                    </section>
+                }
             })}}
         </section>
     }
