@@ -16,9 +16,10 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
 
-/// The strategies benchmarked, in display order. Add a strategy (e.g. a MemLens policy wrapped
-/// as a `ContextBuilder`) with one line here.
-pub fn builders() -> Vec<Box<dyn ContextBuilder>> {
+/// The strategies benchmarked, in display order, then the user's own policies (`--policy`: a
+/// fitted policy checked on conversations it was not fitted on). Add a strategy (e.g. a MemLens
+/// policy wrapped as a `ContextBuilder`) with one line here.
+pub fn builders(extra: &[memlens_core::policy::PolicyConfig]) -> Vec<Box<dyn ContextBuilder>> {
     let mut out: Vec<Box<dyn ContextBuilder>> = vec![
         Box::new(Recency),
         Box::new(Bm25::new()),
@@ -36,6 +37,11 @@ pub fn builders() -> Vec<Box<dyn ContextBuilder>> {
         memlens_evidence::recall::MemLensRecall::ablations()
             .into_iter()
             .map(|b| Box::new(b) as Box<dyn ContextBuilder>),
+    );
+    out.extend(
+        extra
+            .iter()
+            .map(|p| Box::new(PolicyBuilder::new(p.clone())) as Box<dyn ContextBuilder>),
     );
     out
 }
@@ -96,7 +102,16 @@ struct IndexOut {
 }
 
 /// Runs the benchmark on `file` at `budgets` and prints a table, or JSON with `json`.
-pub fn run(file: &Path, budgets: &[u32], json: bool) -> Result<ExitCode, String> {
+pub fn run(
+    file: &Path,
+    budgets: &[u32],
+    policies: &[String],
+    json: bool,
+) -> Result<ExitCode, String> {
+    let extra = policies
+        .iter()
+        .map(|p| crate::sim::resolve_policy(p))
+        .collect::<Result<Vec<_>, _>>()?;
     if budgets.is_empty() {
         return Err("--budgets: give at least one budget".into());
     }
@@ -135,7 +150,7 @@ pub fn run(file: &Path, budgets: &[u32], json: bool) -> Result<ExitCode, String>
     };
     drop(indices);
     let mut rows = Vec::new();
-    for mut builder in builders() {
+    for mut builder in builders(&extra) {
         for &budget in budgets {
             let started = Instant::now();
             let row = bench.row(builder.as_mut(), budget);
@@ -333,7 +348,7 @@ mod tests {
 
     #[test]
     fn builders_have_unique_names_and_cover_the_runnable_anchors() {
-        let names: Vec<String> = builders().iter().map(|b| b.name()).collect();
+        let names: Vec<String> = builders(&[]).iter().map(|b| b.name()).collect();
         let mut unique = names.clone();
         unique.sort();
         unique.dedup();

@@ -256,6 +256,10 @@ enum Command {
         /// Comma-separated token budgets.
         #[arg(long, value_delimiter = ',', default_value = "1000,2000,4000,8000")]
         budgets: Vec<u32>,
+        /// Also benchmark these policies (built-in names or policy files, e.g. one `memlens fit`
+        /// wrote), after the built-in strategies.
+        #[arg(long = "policy")]
+        policies: Vec<String>,
         /// Print one JSON document instead of tables.
         #[arg(long)]
         json: bool,
@@ -559,8 +563,9 @@ fn run(command: Command) -> Result<ExitCode, String> {
         Command::BenchEvidence {
             file,
             budgets,
+            policies,
             json,
-        } => bench_evidence::run(&file, &budgets, json),
+        } => bench_evidence::run(&file, &budgets, &policies, json),
         Command::Report {
             inputs,
             output,

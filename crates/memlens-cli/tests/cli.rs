@@ -1246,3 +1246,46 @@ fn a_file_too_large_to_hold_is_refused_with_a_clear_message() {
         .expect("run memlens");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
+
+/// `bench-evidence --policy FILE` benchmarks a user's policy (a fitted one, say) beside the
+/// built-in strategies, under its own name; a policy file that does not parse is an error naming it.
+#[test]
+fn bench_evidence_takes_the_users_policies() {
+    let dir = std::env::temp_dir().join(format!("memlens-bench-evidence-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("mine.toml");
+    std::fs::write(
+        &file,
+        "name = \"mine\"\nstrategy = \"value\"\nsize_exponent = 0.0\n",
+    )
+    .expect("write");
+    let path = file.to_string_lossy().into_owned();
+    let small = fixture("locomo/small.json");
+    let o = memlens(&[
+        "bench-evidence",
+        &small,
+        "--budgets",
+        "200",
+        "--policy",
+        &path,
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    let rows = v["rows"].as_array().expect("rows");
+    let mine: Vec<_> = rows.iter().filter(|r| r["policy"] == "mine").collect();
+    assert_eq!(mine.len(), 1, "one row per budget for the user's policy");
+    assert!(
+        rows.iter().any(|r| r["policy"] == "value"),
+        "the built-in strategies still run"
+    );
+    std::fs::write(&file, "strategy = 7\n").expect("write");
+    let o = memlens(&["bench-evidence", &small, "--policy", &path]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("mine.toml: invalid policy") && !err.contains("panicked"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
