@@ -436,3 +436,24 @@ test("traceFile: the pool appends its trace as it runs; every step's file reads,
   assert.deepEqual(analyzeTrace(text, { fileName: "run.jsonl" }), analyzeTrace(p.exportTrace(), { fileName: "run.jsonl" }));
   p.free();
 });
+
+test("a message goes in as JSON.stringify writes it; what it cannot write is a clear Error", () => {
+  const pool = new MemoryPool({ model: "gpt-4o", budget: 1000 });
+  // 129 levels: stringified fine, refused by the JSON reader's nesting limit, worded the same way.
+  let deep = "bottom";
+  for (let i = 0; i < 129; i++) deep = { x: deep };
+  assert.throws(() => pool.add({ role: "user", content: "hi", metadata: deep }),
+    /invalid message: nested more than 128 levels/);
+  // A cycle cannot be written as JSON: refused (as before: it never ends), the pool still works.
+  const cyclic = { role: "user", content: "loop" };
+  cyclic.self = cyclic;
+  assert.throws(() => pool.add(cyclic), (e) => e instanceof Error && /invalid message/.test(e.message));
+  // Fields JSON leaves out (undefined) are left out; toJSON is honoured, as the provider's client does.
+  const ids = pool.add({ role: "user", content: { toJSON: () => "the text the API is sent" }, name: undefined });
+  assert.equal(ids.length, 1);
+  const [sent] = pool.context().slice(-1);
+  assert.equal(typeof sent.content, "object", "the very object added is what context() returns");
+  const plain = new MemoryPool({ model: "gpt-4o", budget: 1000 });
+  const [same] = plain.add({ role: "user", content: "the text the API is sent" });
+  assert.equal(pool.explain(ids[0]).tokens, plain.explain(same).tokens, "counted as the text toJSON gives");
+});
