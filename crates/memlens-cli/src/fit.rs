@@ -30,6 +30,7 @@ struct FoldRow {
     weights: WeightsFrom,
     threshold: Option<f32>,
     size_exponent: Option<f32>,
+    cleanup: Option<memlens_core::policy::Cleanup>,
 }
 
 #[derive(Serialize)]
@@ -94,6 +95,7 @@ pub(crate) fn fit_cmd(args: FitArgs) -> Result<Vec<String>, String> {
             weights: f.fitted.weights_from,
             threshold: f.fitted.policy.value_threshold,
             size_exponent: f.fitted.policy.size_exponent,
+            cleanup: f.fitted.policy.cleanup,
         })
         .collect();
     let validation = total(rows.iter().map(|r| r.validation));
@@ -136,25 +138,27 @@ pub(crate) fn fit_cmd(args: FitArgs) -> Result<Vec<String>, String> {
     if !rows.is_empty() {
         outln!();
         outln!(
-            "  {:<5} {:>14} {:>18} {:>18} {:>8} {:>9} {:>8}",
+            "  {:<5} {:>14} {:>18} {:>18} {:>8} {:>9} {:>8} {:>9}",
             "fold",
             "train",
             "validation",
             format!("{} (valid.)", truncate(&args.base.name, 8)),
             "weights",
             "threshold",
-            "size exp"
+            "size exp",
+            "cleanup"
         );
         for r in &rows {
             outln!(
-                "  {:<5} {:>14} {:>18} {:>18} {:>8} {:>9} {:>8}",
+                "  {:<5} {:>14} {:>18} {:>18} {:>8} {:>9} {:>8} {:>9}",
                 r.fold,
                 figures(&r.train),
                 figures(&r.validation),
                 figures(&r.base_validation),
                 weights_name(r.weights),
                 threshold(r.threshold),
-                exponent(r.size_exponent)
+                exponent(r.size_exponent),
+                cleanup(r.cleanup)
             );
         }
         outln!(
@@ -168,7 +172,7 @@ pub(crate) fn fit_cmd(args: FitArgs) -> Result<Vec<String>, String> {
     }
     outln!();
     outln!(
-        "on every trace: {} {} vs {} {}; {} weights, threshold {}, size exponent {}{}",
+        "on every trace: {} {} vs {} {}; {} weights, threshold {}, size exponent {}, cleanup {}{}",
         fitted.policy.name,
         figures(&fitted.train),
         args.base.name,
@@ -176,6 +180,7 @@ pub(crate) fn fit_cmd(args: FitArgs) -> Result<Vec<String>, String> {
         weights_name(fitted.weights_from),
         threshold(fitted.policy.value_threshold),
         exponent(fitted.policy.size_exponent),
+        cleanup(fitted.policy.cleanup),
         if fitted.within_ceiling {
             ""
         } else {
@@ -210,6 +215,13 @@ fn threshold(t: Option<f32>) -> String {
 
 fn exponent(e: Option<f32>) -> String {
     e.map_or_else(|| "1".to_string(), |e| format!("{e:.1}"))
+}
+
+fn cleanup(c: Option<memlens_core::policy::Cleanup>) -> String {
+    c.map_or_else(
+        || "none".to_string(),
+        |c| format!("{:.0}%>{:.0}%", c.trigger * 100.0, c.target * 100.0),
+    )
 }
 
 fn weights_name(w: WeightsFrom) -> &'static str {

@@ -4,8 +4,9 @@
 //! chunks later steps used: free labels ([`memlens_core::hindsight`]). [`fit`] learns the value
 //! weights from them (logistic regression over the value factors as the engine sees them at each
 //! call, [`memlens_core::value::fit_weights`]), then replays the training traces under the policy
-//! with the fitted weights, and with the preset's, at each candidate value threshold and size
-//! exponent of the eviction order (`value / tokens^e`), and keeps
+//! with the fitted weights, and with the preset's, at each candidate value threshold, size
+//! exponent of the eviction order (`value / tokens^e`) and cleanup rule (evict past the budget
+//! down to a share of it), and keeps
 //! the candidate that saves the most input tokens with misses in at most the ceiling's share of
 //! calls. [`cross_validate`] does it k times, holding out each fold of traces, so the figures a
 //! user reads are on traces the fit did not see. The result is a policy (`PolicyConfig`): the CLI
@@ -37,7 +38,7 @@
 
 use memlens_core::cost::PriceTable;
 use memlens_core::model::{Category, ChunkId, Trace};
-use memlens_core::policy::{PolicyConfig, PolicyError};
+use memlens_core::policy::{Cleanup, PolicyConfig, PolicyError};
 use memlens_core::references::{detect, AccessGraph};
 use memlens_core::simulate::simulate_trace;
 use memlens_core::time::timestamp_secs;
@@ -234,6 +235,9 @@ pub struct FitOptions {
     /// Candidate size exponents of the eviction order (`value / tokens^e`; the fit also tries
     /// the base's own).
     pub size_exponents: Vec<f32>,
+    /// Candidate cleanup rules (evict once past `trigger` of the budget, down to `target`; the
+    /// fit also tries the base's own).
+    pub cleanups: Vec<Cleanup>,
     /// At most this many samples for the weights (an even stride through them beyond): the
     /// regression's cost is linear in them, and tens of thousands pin the weights down.
     pub max_samples: usize,
@@ -247,6 +251,12 @@ impl Default for FitOptions {
             max_miss_rate: 0.01,
             thresholds: (1..=12).map(|i| i as f32 * 0.05).collect(),
             size_exponents: vec![0.0, 0.5],
+            // Past the budget, down to three quarters of it: the context then grows for a few
+            // calls with its cached prefix intact instead of losing a chunk every call.
+            cleanups: vec![Cleanup {
+                trigger: 1.0,
+                target: 0.75,
+            }],
             max_samples: 50_000,
         }
     }
@@ -271,6 +281,8 @@ pub struct Candidate {
     pub threshold: Option<f32>,
     /// Its size exponent (`None`: the base's own).
     pub size_exponent: Option<f32>,
+    /// Its cleanup rule (`None`: the base's own).
+    pub cleanup: Option<Cleanup>,
     /// Its replay of the training traces.
     pub outcome: Outcome,
 }
@@ -320,7 +332,10 @@ pub fn fit(cases: &[&Case], options: &FitOptions, prices: &PriceTable) -> Result
     }
     let regression = fit_weights(&all, &base_config);
 
-    let candidate_policy = |weights: &Weights, threshold: Option<f32>, exponent: Option<f32>| {
+    let candidate_policy = |weights: &Weights,
+                            threshold: Option<f32>,
+                            exponent: Option<f32>,
+                            cleanup: Option<Cleanup>| {
         let mut p = base.clone();
         p.name = format!("{}-fitted", base.name);
         p.value_preset = None;
@@ -332,6 +347,9 @@ pub fn fit(cases: &[&Case], options: &FitOptions, prices: &PriceTable) -> Result
         if exponent.is_some() {
             p.size_exponent = exponent;
         }
+        if cleanup.is_some() {
+            p.cleanup = cleanup;
+        }
         p
     };
     let base_train = evaluate(cases, base, options.budget, prices)?;
@@ -342,20 +360,26 @@ pub fn fit(cases: &[&Case], options: &FitOptions, prices: &PriceTable) -> Result
     let exponents: Vec<Option<f32>> = std::iter::once(None)
         .chain(options.size_exponents.iter().copied().map(Some))
         .collect();
+    let cleanups: Vec<Option<Cleanup>> = std::iter::once(None)
+        .chain(options.cleanups.iter().copied().map(Some))
+        .collect();
     for (from, weights) in [
         (WeightsFrom::Fitted, &regression.weights),
         (WeightsFrom::Base, &base_config.weights),
     ] {
-        for &size_exponent in &exponents {
-            for &threshold in &thresholds {
-                let policy = candidate_policy(weights, threshold, size_exponent);
-                let outcome = evaluate(cases, &policy, options.budget, prices)?;
-                candidates.push(Candidate {
-                    weights: from,
-                    threshold,
-                    size_exponent,
-                    outcome,
-                });
+        for &cleanup in &cleanups {
+            for &size_exponent in &exponents {
+                for &threshold in &thresholds {
+                    let policy = candidate_policy(weights, threshold, size_exponent, cleanup);
+                    let outcome = evaluate(cases, &policy, options.budget, prices)?;
+                    candidates.push(Candidate {
+                        weights: from,
+                        threshold,
+                        size_exponent,
+                        cleanup,
+                        outcome,
+                    });
+                }
             }
         }
     }
@@ -384,7 +408,7 @@ pub fn fit(cases: &[&Case], options: &FitOptions, prices: &PriceTable) -> Result
         WeightsFrom::Base => &base_config.weights,
     };
     Ok(Fitted {
-        policy: candidate_policy(weights, best.threshold, best.size_exponent),
+        policy: candidate_policy(weights, best.threshold, best.size_exponent, best.cleanup),
         weights_from: best.weights,
         base_weights: base_config.weights.clone(),
         regression,
@@ -541,7 +565,9 @@ mod tests {
         assert!(fitted.train.saved() >= fitted.base_train.saved());
         assert_eq!(
             fitted.candidates.len(),
-            2 * (1 + options.size_exponents.len()) * (1 + options.thresholds.len())
+            2 * (1 + options.size_exponents.len())
+                * (1 + options.thresholds.len())
+                * (1 + options.cleanups.len())
         );
         // The chosen policy replays to the figures the fit reported.
         let again = evaluate(
