@@ -324,6 +324,27 @@ fn frontier_table(rows: &[Replay], on: &[bool]) -> impl IntoView {
     }
 }
 
+/// Every built-in policy with the user's labels (they are about the trace, not one policy:
+/// every policy replays with them), and the user's own policy first when it is not one of them.
+fn every_policy(custom: PolicyConfig) -> Vec<PolicyConfig> {
+    let ctx = ctx();
+    let mut policies: Vec<PolicyConfig> = BUILTIN
+        .iter()
+        .filter_map(|n| PolicyConfig::builtin(n).ok())
+        .map(|mut p| {
+            ctx.labels
+                .with_untracked(|l| p.labels.extend(l.iter().map(|(k, v)| (k.clone(), *v))));
+            p
+        })
+        .collect();
+    if !policies.contains(&custom) {
+        let mut c = custom;
+        c.name = format!("{} (edited)", c.name);
+        policies.insert(0, c);
+    }
+    policies
+}
+
 fn opt_u32(text: &str) -> Option<u32> {
     text.trim().parse().ok()
 }
@@ -467,21 +488,7 @@ pub fn Simulator(data: Arc<Data>) -> impl IntoView {
     };
     let compare = move |_| {
         let Some(custom) = policy() else { return };
-        // The user's labels are about the trace, not one policy: every policy replays with them.
-        let mut policies: Vec<PolicyConfig> = BUILTIN
-            .iter()
-            .filter_map(|n| PolicyConfig::builtin(n).ok())
-            .map(|mut p| {
-                ctx.labels
-                    .with_untracked(|l| p.labels.extend(l.iter().map(|(k, v)| (k.clone(), *v))));
-                p
-            })
-            .collect();
-        if !policies.contains(&custom) {
-            let mut c = custom;
-            c.name = format!("{} (edited)", c.name);
-            policies.insert(0, c);
-        }
+        let policies = every_policy(custom);
         ctx.busy.set(Some("comparing policies…".into()));
         ctx.send(
             &Request::Compare {
@@ -494,20 +501,7 @@ pub fn Simulator(data: Arc<Data>) -> impl IntoView {
     };
     let frontier = move |_| {
         let Some(custom) = policy() else { return };
-        let mut policies: Vec<PolicyConfig> = BUILTIN
-            .iter()
-            .filter_map(|n| PolicyConfig::builtin(n).ok())
-            .map(|mut p| {
-                ctx.labels
-                    .with_untracked(|l| p.labels.extend(l.iter().map(|(k, v)| (k.clone(), *v))));
-                p
-            })
-            .collect();
-        if !policies.contains(&custom) {
-            let mut c = custom;
-            c.name = format!("{} (edited)", c.name);
-            policies.insert(0, c);
-        }
+        let policies = every_policy(custom);
         let mut budgets = FRONTIER.to_vec();
         budgets.push(ctx.budget.get_untracked());
         budgets.sort_unstable();
