@@ -2,7 +2,7 @@
 //! documents so far. Used by offload + retrieval, task relevance and the evidence benchmark.
 
 use crate::text::terms;
-use std::collections::HashMap;
+use foldhash::HashMap;
 
 /// BM25 parameters.
 #[derive(Debug, Clone, Copy, PartialEq)]

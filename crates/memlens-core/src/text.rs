@@ -147,15 +147,54 @@ pub const STOP_WORDS: &[&str] = &[
     "yourselves",
 ];
 
+/// The longest stop word, in bytes: anything longer is not one, without a lookup.
+const STOP_WORD_MAX_LEN: usize = {
+    let mut max = 0;
+    let mut i = 0;
+    while i < STOP_WORDS.len() {
+        if STOP_WORDS[i].len() > max {
+            max = STOP_WORDS[i].len();
+        }
+        i += 1;
+    }
+    max
+};
+
+/// Per first byte, the range of [`STOP_WORDS`] starting with it (the list is sorted): a lookup
+/// compares with a handful of words instead of binary-searching all of them. Every word is
+/// checked on every add and every query, so this is on the live engine's hot path.
+const STOP_WORD_BUCKETS: [(u16, u16); 256] = {
+    let mut buckets = [(0u16, 0u16); 256];
+    let mut i = 0;
+    while i < STOP_WORDS.len() {
+        let first = STOP_WORDS[i].as_bytes()[0] as usize;
+        if buckets[first].1 == 0 {
+            buckets[first].0 = i as u16;
+        }
+        buckets[first].1 = i as u16 + 1;
+        i += 1;
+    }
+    buckets
+};
+
 /// True for a stop word (input must be lowercase).
 pub fn is_stop_word(term: &str) -> bool {
-    STOP_WORDS.binary_search(&term).is_ok()
+    let bytes = term.as_bytes();
+    if bytes.is_empty() || bytes.len() > STOP_WORD_MAX_LEN {
+        return false;
+    }
+    let (start, end) = STOP_WORD_BUCKETS[bytes[0] as usize];
+    STOP_WORDS[start as usize..end as usize].contains(&term)
 }
 
 /// True for a letter of a CJK script: Han ideographs (with the iteration and closing marks),
 /// Hiragana, Katakana and Hangul. Only letters and digits count (CJK punctuation such as `。`
 /// or `・` separates words as other punctuation does).
 pub fn is_cjk(c: char) -> bool {
+    // Below the first CJK block (all of ASCII and Latin): the common case, decided at once.
+    if (c as u32) < 0x1100 {
+        return false;
+    }
     let cjk = matches!(c as u32,
         0x1100..=0x11FF     // Hangul Jamo
         | 0x3005..=0x3007   // 々 〆 〇
@@ -242,6 +281,20 @@ impl Iterator for WordSpans<'_> {
     }
 }
 
+/// `word.to_lowercase()` written into `out` (cleared first): the analyzers lowercase every word
+/// of every chunk, and most are only hashed or checked, so the buffer is reused. ASCII (nearly
+/// every word) is lowercased byte by byte; anything else as `str::to_lowercase` does it (a
+/// final sigma depends on its context).
+pub fn lowercase_into(word: &str, out: &mut String) {
+    out.clear();
+    if word.is_ascii() {
+        out.push_str(word);
+        out.make_ascii_lowercase();
+    } else {
+        out.push_str(&word.to_lowercase());
+    }
+}
+
 /// Splits text into lowercase words ([`word_spans`]: Unicode letters and digits, `_` joins; CJK
 /// runs as character bigrams).
 pub fn words(text: &str) -> impl Iterator<Item = String> + '_ {
@@ -252,17 +305,28 @@ pub fn words(text: &str) -> impl Iterator<Item = String> + '_ {
 /// "booked", "booking", "book" meet. Not Porter: deliberately conservative, never below 3 letters.
 /// CJK words are returned as they are.
 pub fn stem(word: &str) -> String {
+    stem_owned(word.to_string())
+}
+
+/// [`stem`] of a word the caller owns: its buffer is reused (the analyzers stem every word of
+/// every chunk, and most words are returned unchanged or shortened).
+pub fn stem_owned(mut word: String) -> String {
     const SUFFIXES: [&str; 9] = [
         "ations", "ation", "ings", "ing", "edly", "ies", "ed", "es", "s",
     ];
-    if !word.chars().all(|c| c.is_alphabetic()) || is_cjk_word(word) {
-        return word.to_string();
+    if !word.chars().all(|c| c.is_alphabetic()) || is_cjk_word(&word) {
+        return word;
     }
     for suffix in SUFFIXES {
         if let Some(base) = word.strip_suffix(suffix) {
             if base.chars().count() >= 3 {
+                let base_len = base.len();
                 return match suffix {
-                    "ies" => format!("{base}y"),
+                    "ies" => {
+                        word.truncate(base_len);
+                        word.push('y');
+                        word
+                    }
                     // "passes" -> "pass", but "notes" -> "note" via "s" below.
                     "es" if !(base.ends_with('s')
                         || base.ends_with('x')
@@ -272,21 +336,24 @@ pub fn stem(word: &str) -> String {
                         continue;
                     }
                     "s" if base.ends_with('s') || base.ends_with('u') || base.ends_with('i') => {
-                        word.to_string()
+                        word
                     }
-                    _ => base.to_string(),
+                    _ => {
+                        word.truncate(base_len);
+                        word
+                    }
                 };
             }
         }
     }
-    word.to_string()
+    word
 }
 
 /// Index terms of a text: words, stop words removed, stemmed.
 pub fn terms(text: &str) -> Vec<String> {
     words(text)
         .filter(|w| !is_stop_word(w))
-        .map(|w| stem(&w))
+        .map(stem_owned)
         .collect()
 }
 
@@ -300,6 +367,38 @@ mod tests {
             STOP_WORDS.windows(2).all(|w| w[0] < w[1]),
             "STOP_WORDS must stay sorted"
         );
+    }
+
+    #[test]
+    fn stop_word_lookup_finds_every_stop_word_and_nothing_else() {
+        for w in STOP_WORDS {
+            assert!(is_stop_word(w), "{w}");
+            // One letter more or less is not a stop word unless the list has it too.
+            let longer = format!("{w}q");
+            assert_eq!(is_stop_word(&longer), STOP_WORDS.contains(&longer.as_str()));
+            let shorter = &w[..w.len() - 1];
+            assert_eq!(is_stop_word(shorter), STOP_WORDS.contains(&shorter));
+        }
+        for w in ["", "flight", "zzz", "yourselvesx", "航班", "_", "0"] {
+            assert!(!is_stop_word(w), "{w}");
+        }
+    }
+
+    #[test]
+    fn lowercase_into_equals_to_lowercase() {
+        let mut out = String::from("left over");
+        for w in [
+            "HAT136",
+            "Flights",
+            "ΟΔΟΣ",
+            "Straße",
+            "İstanbul",
+            "航班",
+            "",
+        ] {
+            lowercase_into(w, &mut out);
+            assert_eq!(out, w.to_lowercase(), "{w}");
+        }
     }
 
     #[test]

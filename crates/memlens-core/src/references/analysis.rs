@@ -4,8 +4,8 @@
 use super::scan::{is_path, number, scan};
 use super::{EvidenceKind, QUOTE_MIN_CONTENT, QUOTE_WORDS, RARE_MIN_LEN};
 use crate::text::{self, is_stop_word, stem};
+use foldhash::HashSet;
 use serde_json::Value;
-use std::collections::HashSet;
 
 /// A distinctive token: its match key (lowercase, normalized), kind and spelling in the text.
 #[derive(Debug, Clone, PartialEq)]
@@ -54,8 +54,11 @@ impl Fragment {
         let mut hashes = Vec::with_capacity(words.len());
         let mut content = Vec::with_capacity(words.len());
         let mut terms = Vec::new();
+        // One buffer for every word's lowercase form: most words are only hashed and checked,
+        // and a word is copied out only when it becomes a term.
+        let mut lower = String::new();
         for &(s, e) in &words {
-            let lower = text[s..e].to_lowercase();
+            text::lowercase_into(&text[s..e], &mut lower);
             hashes.push(hash_str(&lower));
             let is_content = !is_stop_word(&lower) && lower.chars().any(char::is_alphabetic);
             content.push(is_content);
@@ -63,7 +66,7 @@ impl Fragment {
                 let t = stem(&lower);
                 // A CJK bigram is word-sized: it needs no minimum length.
                 if t.chars().count() >= RARE_MIN_LEN || text::is_cjk_word(&t) {
-                    terms.push((t, lower));
+                    terms.push((t, lower.clone()));
                 }
             }
         }

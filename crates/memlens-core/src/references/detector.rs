@@ -5,7 +5,8 @@ use super::analysis::Analysis;
 use super::graph::{AccessGraph, Evidence, EvidenceGroup, Reference};
 use super::{MAX_DF, MAX_REFERENCED, MIN_IDENT_LEN, QUOTE_MAX_DF, RARE_MAX_DF};
 use crate::model::{Category, Chunk, ChunkId};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use foldhash::{HashMap, HashSet};
+use std::collections::BTreeMap;
 
 /// Postings of a key: the observed chunks that contain it, in observation order, until it becomes
 /// too common (then `common` and the list is dropped).

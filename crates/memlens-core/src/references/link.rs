@@ -10,7 +10,8 @@ use super::{
     RARE_MIN_SHARED,
 };
 use crate::model::ChunkId;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use foldhash::{HashMap, HashMapExt, HashSet};
+use std::collections::BTreeMap;
 
 /// One evidence item with its candidate chunks, ranked best first.
 type Found = (Evidence, Vec<ChunkId>);

@@ -102,7 +102,7 @@ pub use graph::{AccessGraph, Evidence, EvidenceGroup, EvidenceKind, Reference};
 use crate::model::{Chunk, Trace};
 use crate::text::stem;
 use analysis::{Analysis, Fragment};
-use std::collections::HashSet;
+use foldhash::HashSet;
 
 /// A token in more observed chunks than this is not distinctive; also the cap on the alternatives
 /// of an [`EvidenceGroup`].

@@ -24,8 +24,9 @@ pub(super) fn scan(text: &str, emit: &mut dyn FnMut(Token)) {
         .collect();
     for (i, span) in spans.iter().enumerate() {
         let next = spans.get(i + 1).copied();
-        let lower = span.to_ascii_lowercase();
-        if lower.starts_with("http://") || lower.starts_with("https://") {
+        if starts_with_ignore_ascii_case(span, "http://")
+            || starts_with_ignore_ascii_case(span, "https://")
+        {
             let url = span.trim_end_matches(['.', ',', ':', ';', '?', '!', '/', '#', '&', '=']);
             if url.len() > "https://".len() + 3 && url.len() <= MAX_TOKEN_LEN {
                 emit(ident(url));
@@ -36,6 +37,14 @@ pub(super) fn scan(text: &str, emit: &mut dyn FnMut(Token)) {
             word(part, next, emit);
         }
     }
+}
+
+/// `text.to_ascii_lowercase().starts_with(prefix)` for an ASCII lowercase `prefix`, without the
+/// copy (every span of every chunk is checked).
+fn starts_with_ignore_ascii_case(text: &str, prefix: &str) -> bool {
+    text.as_bytes()
+        .get(..prefix.len())
+        .is_some_and(|head| head.eq_ignore_ascii_case(prefix.as_bytes()))
 }
 
 fn ident(text: &str) -> Token {
@@ -81,10 +90,9 @@ fn is_snake(w: &str) -> bool {
 }
 
 fn is_camel(w: &str) -> bool {
-    let chars: Vec<char> = w.chars().collect();
-    chars
-        .windows(2)
-        .any(|p| p[0].is_lowercase() && p[1].is_uppercase())
+    w.chars()
+        .zip(w.chars().skip(1))
+        .any(|(a, b)| a.is_lowercase() && b.is_uppercase())
 }
 
 fn is_email(w: &str) -> bool {

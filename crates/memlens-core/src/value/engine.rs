@@ -7,7 +7,7 @@ use super::minhash::{analyze, hash_rows};
 use super::{ValueConfig, LSH_BANDS, LSH_ROWS, MINHASH_HASHES};
 use crate::model::{Category, Chunk, ChunkId, Trace};
 use crate::retrieval::Bm25Index;
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 
 /// At most this many chunks are kept per LSH bucket (the earliest): bounds the comparisons per add
 /// when many similar chunks arrive. Exact repeats are never added to buckets (the first copy stands
@@ -51,7 +51,7 @@ pub struct ValueEngine {
     pub(super) config: ValueConfig,
     pub(super) entries: Vec<Entry>,
     /// Chunk -> slot in `entries`.
-    slots: std::collections::HashMap<ChunkId, u32>,
+    slots: HashMap<ChunkId, u32>,
     /// MinHash signature per slot (`None` for a chunk without words).
     signatures: Vec<Option<[u32; MINHASH_HASHES]>>,
     /// Per band: band hash -> slots (earliest first, at most `MAX_BUCKET`).
@@ -74,7 +74,7 @@ impl ValueEngine {
         ValueEngine {
             config,
             entries: Vec::new(),
-            slots: std::collections::HashMap::new(),
+            slots: HashMap::new(),
             signatures: Vec::new(),
             bands: vec![HashMap::new(); LSH_BANDS],
             exact: HashMap::new(),

@@ -21,7 +21,7 @@ pub(super) fn analyze(content: &str) -> Analysis {
     for w in text::words(content) {
         word_hashes.push(fnv1a(w.as_bytes()));
         if !text::is_stop_word(&w) {
-            let term = text::stem(&w);
+            let term = text::stem_owned(w);
             term_hashes.push(fnv1a(term.as_bytes()));
             terms.push(term);
         }

@@ -11,8 +11,8 @@ use crate::references::Detector;
 use crate::time::timestamp_secs;
 use crate::tokens::TokenCounter;
 use crate::value::ValueEngine;
+use foldhash::{HashMap, HashMapExt};
 use regex::Regex;
-use std::collections::HashMap;
 
 /// Where an item is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
