@@ -19,9 +19,13 @@ step "clippy (native)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 # The core as the web worker takes it: no compiled-in tables (memlens_core::assets).
 cargo clippy -p memlens-core --no-default-features --locked -- -D warnings
+# The core as the web page takes it: no TOML (policies in TOML are read by the worker).
+cargo test -p memlens-core --no-default-features --features embedded-assets --lib --locked -q policy::config
 step "clippy (wasm32: core, importers, pool, fit, npm layer, web app)"
 cargo clippy "${WASM_CRATES[@]}" --target wasm32-unknown-unknown --locked -- -D warnings
 CARGO_TARGET_DIR=target/web cargo clippy -p memlens-web --target wasm32-unknown-unknown --locked -- -D warnings
+# The worker's build (index.html turns `toml` on for it alone).
+CARGO_TARGET_DIR=target/web cargo clippy -p memlens-web --features toml --target wasm32-unknown-unknown --locked -- -D warnings
 step "build (wasm32: core, importers, pool, fit, npm layer)"
 cargo build "${WASM_CRATES[@]}" --target wasm32-unknown-unknown --locked
 step "tests"

@@ -100,6 +100,17 @@ test('TOML edit, form edit and export replay like the CLI', async () => {
   await page.click('#run-sim');
   await page.waitForSelector('#policy-error');
   assert.match(await page.textContent('#policy-error'), /toml/i);
+  // The worker reads TOML for the page: its errors name the field, not a position in the JSON
+  // it makes of the table, and a number that is not finite is refused with its path.
+  for (const [text, want] of [
+    ['strategy = "value"\nvalue_threshold = inf\n', /invalid policy \(toml\): value_threshold is not a finite number/],
+    ['strategy = "value"\n[compress]\nstrip_markup = true\nno_such_field = 1\n', /invalid policy \(toml\): unknown field `no_such_field`/],
+  ]) {
+    await page.fill('#policy-text', text);
+    await page.click('#run-sim');
+    await page.waitForFunction((w) => new RegExp(w).test(document.querySelector('#policy-error')?.textContent ?? ''), want.source);
+    assert.doesNotMatch(await page.textContent('#policy-error'), /at line \d+ column/);
+  }
 
   assert.deepEqual(state.network(), []);
   assert.deepEqual(state.errors, []);

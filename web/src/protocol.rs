@@ -68,6 +68,12 @@ pub enum Request {
         /// Value settings.
         options: AnalysisOptions,
     },
+    /// Turn a policy written in TOML into JSON text. The page reads JSON policies itself; TOML's
+    /// parser is built into the worker only, which keeps it off the page's first paint.
+    ParsePolicy {
+        /// The policy text.
+        text: String,
+    },
     /// Replay one trace under a policy.
     Simulate {
         /// Index of the trace.
@@ -169,6 +175,15 @@ pub struct LiveStatus {
 pub enum Response {
     /// The worker is ready for requests.
     Ready,
+    /// [`Request::ParsePolicy`]'s answer, with the text it read (the page drops the answer to a
+    /// text edited since).
+    Policy {
+        /// The text read.
+        text: String,
+        /// The TOML table as JSON text (which the page reads as a policy), or why the text is not
+        /// TOML.
+        json: Result<String, String>,
+    },
     /// [`Request::ProtocolBench`]'s medians.
     ProtocolBench {
         /// The reply's JSON text, bytes.

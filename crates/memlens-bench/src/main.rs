@@ -223,12 +223,17 @@ fn pool_turns(policy: &str, history: usize, file: &str) -> Result<(), String> {
     // Each turn's add and context apart, with the chunks the pool holds after it: the slowest
     // turns are listed (to stderr) to tell a one-off (a table growing) from a steady cost.
     let mut turns_seen: Vec<(f64, f64, u32)> = Vec::with_capacity(turns);
+    // How many messages the context held, on average: the per-turn cost follows it (ranking and
+    // rendering walk the context), and at the same budget it differs with the history's content.
+    let mut context_messages = 0usize;
     for _ in 0..turns {
         let message = stream[i % stream.len()].clone();
         let start = Instant::now();
         pool.add(message).map_err(|e| e.to_string())?;
         let added = start.elapsed().as_secs_f64() * 1e6;
-        std::hint::black_box(pool.context(None).tokens);
+        let context = pool.context(None);
+        context_messages += context.items.len();
+        std::hint::black_box(context.tokens);
         let total = start.elapsed().as_secs_f64() * 1e6;
         times.push(total);
         turns_seen.push((added, total - added, pool.stats().chunks));
@@ -255,10 +260,11 @@ fn pool_turns(policy: &str, history: usize, file: &str) -> Result<(), String> {
             .unwrap_or(0.0)
     };
     println!(
-        "{{\"policy\":\"{policy}\",\"history\":{history},\"mean_us\":{mean:.1},\"mean_after_first_us\":{mean_after_first:.1},\"median_us\":{:.1},\"p99_us\":{:.1},\"max_us\":{:.1}}}",
+        "{{\"policy\":\"{policy}\",\"history\":{history},\"mean_us\":{mean:.1},\"mean_after_first_us\":{mean_after_first:.1},\"median_us\":{:.1},\"p99_us\":{:.1},\"max_us\":{:.1},\"context_messages_mean\":{:.1}}}",
         at(0.5),
         at(0.99),
-        at(1.0)
+        at(1.0),
+        context_messages as f64 / turns.max(1) as f64
     );
     Ok(())
 }

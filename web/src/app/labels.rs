@@ -8,7 +8,6 @@ use gloo_storage::{LocalStorage as BrowserStorage, Storage as _};
 use leptos::prelude::*;
 use memlens_core::analysis::ChunkRow;
 use memlens_core::hindsight::suggested_label;
-use memlens_core::policy::PolicyConfig;
 use memlens_core::value::{agreement, fit_weights, Factors, FitReport, Label, ValueConfig};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -129,7 +128,7 @@ pub fn Labels(data: Arc<Data>) -> impl IntoView {
             let weights = after.weights.clone();
             ctx.options.update(|o| o.value.weights = weights);
             // The simulator's policy (and so its replays and exported files) takes them too.
-            if let Ok(mut p) = PolicyConfig::parse(&ctx.policy_text.get_untracked()) {
+            if let Some(Ok(mut p)) = ctx.policy.get_untracked() {
                 p.value.weights = after.weights;
                 p.value_preset = None;
                 ctx.policy_text.set(p.to_json());

@@ -200,6 +200,8 @@ pub struct Ctx {
     pub chunk: RwSignal<Option<u32>>,
     /// Simulator: policy text (JSON or TOML).
     pub policy_text: RwSignal<String>,
+    /// Simulator: the policy text read (`None` while the worker reads a TOML text).
+    pub policy: RwSignal<Option<Result<memlens_core::policy::PolicyConfig, String>>>,
     /// Simulator: built-in policy chosen (or "custom").
     pub policy_name: RwSignal<String>,
     /// Simulator: budget.
@@ -281,6 +283,7 @@ impl Ctx {
                     .map(|p| p.to_json())
                     .unwrap_or_default(),
             ),
+            policy: RwSignal::new(None),
             policy_name: RwSignal::new("value".into()),
             budget: RwSignal::new(4000),
             sim: RwSignal::new(None),
@@ -337,6 +340,24 @@ impl Ctx {
             });
         } else {
             self.queue.update_value(|q| q.push(message));
+        }
+    }
+
+    /// Reads the simulator's policy text into [`Ctx::policy`]: JSON here, TOML in the worker
+    /// (the page is built without TOML's parser; `Response::Policy` brings the answer).
+    pub fn read_policy(&self, text: &str) {
+        use memlens_core::policy::PolicyConfig;
+        if text.trim_start().starts_with('{') {
+            self.policy
+                .set(Some(PolicyConfig::parse(text).map_err(|e| e.to_string())));
+        } else {
+            self.policy.set(None);
+            self.send(
+                &Request::ParsePolicy {
+                    text: text.to_string(),
+                },
+                JsValue::UNDEFINED,
+            );
         }
     }
 
@@ -481,6 +502,12 @@ impl Ctx {
         match response {
             // Only `scripts/web.sh measure` asks for it, from a worker of its own.
             Response::ProtocolBench { .. } => {}
+            Response::Policy { text, json } => {
+                if self.policy_text.with_untracked(|t| *t == text) {
+                    self.policy
+                        .set(Some(json.and_then(|j| policy_from_toml_json(&j))));
+                }
+            }
             Response::Ready => {
                 self.ready.set(true);
                 let queued = self.queue.try_update_value(std::mem::take);
@@ -897,6 +924,8 @@ fn App() -> impl IntoView {
         });
     ctx.theme.set(initial);
     Effect::new(move |_| set_theme(&ctx.theme.get()));
+    // The policy text is read whenever it changes (typed, chosen, loaded from a file or the URL).
+    Effect::new(move |_| ctx.policy_text.with(|text| ctx.read_policy(text)));
 
     // URL state.
     let params = url_params();
@@ -1259,4 +1288,24 @@ fn Help() -> impl IntoView {
             </div>
         </div>
     }
+}
+
+/// A TOML policy the worker wrote as JSON ([`Response::Policy`]), read as a policy. Errors read
+/// as TOML's: without a position, which would be in JSON the user never saw.
+fn policy_from_toml_json(json: &str) -> Result<memlens_core::policy::PolicyConfig, String> {
+    use memlens_core::policy::{PolicyConfig, PolicyError};
+    PolicyConfig::from_json(json).map_err(|e| match e {
+        PolicyError::Parse { message, .. } => {
+            let message = match message.rfind(" at line ") {
+                Some(at) => message[..at].to_string(),
+                None => message,
+            };
+            PolicyError::Parse {
+                syntax: "toml",
+                message,
+            }
+            .to_string()
+        }
+        other => other.to_string(),
+    })
 }

@@ -362,7 +362,7 @@ fn opt_f32(text: &str) -> Option<f32> {
 #[component]
 fn PolicyForm() -> impl IntoView {
     let ctx = ctx();
-    let parsed = Memo::new(move |_| PolicyConfig::parse(&ctx.policy_text.get()).ok());
+    let parsed = Memo::new(move |_| ctx.policy.get().and_then(Result::ok));
     let edit = move |f: &dyn Fn(&mut PolicyConfig)| {
         if let Some(mut p) = parsed.get_untracked() {
             f(&mut p);
@@ -431,6 +431,17 @@ fn PolicyForm() -> impl IntoView {
     }
 }
 
+/// What the simulator's buttons ask for (one waits while the worker reads a TOML policy).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Action {
+    Run,
+    Sweep,
+    Compare,
+    Frontier,
+    Diff,
+    Export,
+}
+
 /// The simulator view.
 #[component]
 pub fn Simulator(data: Arc<Data>) -> impl IntoView {
@@ -439,9 +450,12 @@ pub fn Simulator(data: Arc<Data>) -> impl IntoView {
     let calls = data.analysis.calls.len() as u32;
     let at_call = RwSignal::new(calls.saturating_sub(1));
     let parse_error = RwSignal::new(None::<String>);
-    let policy = move || -> Option<PolicyConfig> {
-        match PolicyConfig::parse(&ctx.policy_text.get_untracked()) {
-            Ok(mut p) => {
+    // A button pressed while the worker was still reading a TOML text: pressed again for the
+    // user when the answer comes (below).
+    let waiting = RwSignal::new(None::<Action>);
+    let policy = move |action: Action| -> Option<PolicyConfig> {
+        match ctx.policy.get_untracked() {
+            Some(Ok(mut p)) => {
                 parse_error.set(None);
                 // The Labels view's labels go into every replay and export (the text's own
                 // labels, if any, give way to them).
@@ -449,14 +463,19 @@ pub fn Simulator(data: Arc<Data>) -> impl IntoView {
                     .with_untracked(|l| p.labels.extend(l.iter().map(|(k, v)| (k.clone(), *v))));
                 Some(p)
             }
-            Err(e) => {
-                parse_error.set(Some(e.to_string()));
+            Some(Err(e)) => {
+                parse_error.set(Some(e));
+                None
+            }
+            None => {
+                waiting.set(Some(action));
+                ctx.busy.set(Some("reading the policy…".into()));
                 None
             }
         }
     };
-    let run = move |_| {
-        if let Some(p) = policy() {
+    let run = move || {
+        if let Some(p) = policy(Action::Run) {
             ctx.busy.set(Some("replaying…".into()));
             ctx.diff.set(None);
             ctx.send(
@@ -469,8 +488,8 @@ pub fn Simulator(data: Arc<Data>) -> impl IntoView {
             );
         }
     };
-    let sweep = move |_| {
-        if let Some(p) = policy() {
+    let sweep = move || {
+        if let Some(p) = policy(Action::Sweep) {
             let mut budgets: Vec<u32> = SWEEP.to_vec();
             budgets.push(ctx.budget.get_untracked());
             budgets.sort_unstable();
@@ -486,8 +505,10 @@ pub fn Simulator(data: Arc<Data>) -> impl IntoView {
             );
         }
     };
-    let compare = move |_| {
-        let Some(custom) = policy() else { return };
+    let compare = move || {
+        let Some(custom) = policy(Action::Compare) else {
+            return;
+        };
         let policies = every_policy(custom);
         ctx.busy.set(Some("comparing policies…".into()));
         ctx.send(
@@ -499,8 +520,10 @@ pub fn Simulator(data: Arc<Data>) -> impl IntoView {
             JsValue::UNDEFINED,
         );
     };
-    let frontier = move |_| {
-        let Some(custom) = policy() else { return };
+    let frontier = move || {
+        let Some(custom) = policy(Action::Frontier) else {
+            return;
+        };
         let policies = every_policy(custom);
         let mut budgets = FRONTIER.to_vec();
         budgets.push(ctx.budget.get_untracked());
@@ -518,8 +541,8 @@ pub fn Simulator(data: Arc<Data>) -> impl IntoView {
             JsValue::UNDEFINED,
         );
     };
-    let diff = move |_| {
-        if let Some(p) = policy() {
+    let diff = move || {
+        if let Some(p) = policy(Action::Diff) {
             ctx.busy.set(Some("replaying to the call…".into()));
             ctx.send(
                 &Request::Diff {
@@ -532,8 +555,8 @@ pub fn Simulator(data: Arc<Data>) -> impl IntoView {
             );
         }
     };
-    let export = move |_| {
-        if let Some(mut p) = policy() {
+    let export = move || {
+        if let Some(mut p) = policy(Action::Export) {
             p.budget = Some(ctx.budget.get_untracked());
             download(
                 &format!("{}.policy.json", p.name),
@@ -542,6 +565,23 @@ pub fn Simulator(data: Arc<Data>) -> impl IntoView {
             );
         }
     };
+    let act = move |action: Action| match action {
+        Action::Run => run(),
+        Action::Sweep => sweep(),
+        Action::Compare => compare(),
+        Action::Frontier => frontier(),
+        Action::Diff => diff(),
+        Action::Export => export(),
+    };
+    Effect::new(move |_| {
+        if ctx.policy.with(Option::is_some) {
+            if let Some(action) = waiting.get_untracked() {
+                waiting.set(None);
+                ctx.busy.set(None);
+                act(action);
+            }
+        }
+    });
     let choose = move |ev: leptos::ev::Event| {
         let name = event_target_value(&ev);
         if let Ok(p) = PolicyConfig::builtin(&name) {
@@ -595,11 +635,11 @@ pub fn Simulator(data: Arc<Data>) -> impl IntoView {
                 </select></label>
                 <label>"Budget (tokens) "<input id="budget" type="number" min="1" prop:value=move || ctx.budget.get().to_string()
                     on:change=move |ev| { if let Ok(b) = event_target_value(&ev).parse::<u32>() { if b > 0 { ctx.budget.set(b) } } }/></label>
-                <button id="run-sim" on:click=run>"Run"</button>
-                <button id="run-sweep" on:click=sweep>"Sweep budgets"</button>
-                <button id="run-compare" on:click=compare>"Compare all policies"</button>
-                <button id="run-frontier" on:click=frontier title="Every policy at 2,000, 4,000, 8,000 tokens and the chosen budget: tokens saved against calls with a miss">"Frontier"</button>
-                <button id="export-policy" on:click=export>"Export policy"</button>
+                <button id="run-sim" on:click=move |_| run()>"Run"</button>
+                <button id="run-sweep" on:click=move |_| sweep()>"Sweep budgets"</button>
+                <button id="run-compare" on:click=move |_| compare()>"Compare all policies"</button>
+                <button id="run-frontier" on:click=move |_| frontier() title="Every policy at 2,000, 4,000, 8,000 tokens and the chosen budget: tokens saved against calls with a miss">"Frontier"</button>
+                <button id="export-policy" on:click=move |_| export()>"Export policy"</button>
                 <PolicyForm/>
                 <details>
                     <summary>"Edit the policy (JSON or TOML)"</summary>
@@ -634,7 +674,7 @@ pub fn Simulator(data: Arc<Data>) -> impl IntoView {
                 <label>"What it drops at call "<input id="diff-call" type="number" min="0" max=calls.saturating_sub(1)
                     prop:value=move || at_call.get().to_string()
                     on:change=move |ev| at_call.set(event_target_value(&ev).parse::<u32>().unwrap_or(0).min(calls.saturating_sub(1)))/></label>
-                <button id="run-diff" on:click=diff>"Show the context"</button>
+                <button id="run-diff" on:click=move |_| diff()>"Show the context"</button>
             </div>
             {diff_view}
             {move || { let s = ctx.sweep.get(); (!s.is_empty()).then(|| view! {

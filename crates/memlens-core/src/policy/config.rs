@@ -612,7 +612,9 @@ impl PolicyConfig {
             .resolved("json")
     }
 
-    /// Parses a policy from TOML.
+    /// Parses a policy from TOML (with the `toml` feature: the web page leaves it to its worker,
+    /// which keeps the TOML parser off the first paint).
+    #[cfg(feature = "toml")]
     pub fn from_toml(text: &str) -> Result<PolicyConfig, PolicyError> {
         toml::from_str::<PolicyConfig>(text)
             .map_err(|e| PolicyError::Parse {
@@ -663,6 +665,7 @@ impl PolicyConfig {
     /// The path of the first number that is not finite (TOML's `inf` and `nan`, or a literal too
     /// large for its type): JSON has no such numbers, so the policy could not be exported and
     /// read back as itself (found by the `policy` fuzz target).
+    #[cfg(feature = "toml")]
     fn non_finite_number(&self) -> Option<String> {
         fn walk(v: &toml::Value, path: &str) -> Option<String> {
             let at = |key: &str| match path {
@@ -682,17 +685,62 @@ impl PolicyConfig {
         walk(&toml::Value::try_from(self).ok()?, "")
     }
 
-    /// Parses JSON when the text starts with `{`, TOML otherwise.
+    /// Without TOML (the web page): a number that is not finite is found by a JSON round trip
+    /// (it is written as `null`, which does not read back as itself), without its path. JSON
+    /// text has no `inf` or `nan`; only a literal too large for an `f32` field gets here.
+    #[cfg(not(feature = "toml"))]
+    fn non_finite_number(&self) -> Option<String> {
+        // The pretty writer and `from_str`: the code `to_json` and `from_json` already put on the page.
+        let back = serde_json::to_string_pretty(self)
+            .ok()
+            .and_then(|json| serde_json::from_str::<PolicyConfig>(&json).ok());
+        (back.as_ref() != Some(self)).then(|| "a number".to_string())
+    }
+
+    /// Parses JSON when the text starts with `{`, TOML otherwise (an error naming the feature
+    /// when the crate is built without `toml`).
     pub fn parse(text: &str) -> Result<PolicyConfig, PolicyError> {
         if text.trim_start().starts_with('{') {
-            PolicyConfig::from_json(text)
-        } else {
-            PolicyConfig::from_toml(text)
+            return PolicyConfig::from_json(text);
         }
+        #[cfg(feature = "toml")]
+        return PolicyConfig::from_toml(text);
+        #[cfg(not(feature = "toml"))]
+        Err(PolicyError::Parse {
+            syntax: "toml",
+            message:
+                "this build reads JSON policies only (memlens-core without its `toml` feature)"
+                    .to_string(),
+        })
     }
 
     /// The policy as pretty JSON (for export).
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("policy configs contain only string-keyed maps")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// JSON has no `inf`, but a literal too large for an `f32` field reads as one: refused with
+    /// or without the `toml` feature (the web page is built without it).
+    #[test]
+    fn a_json_number_too_large_for_its_field_is_refused() {
+        // serde_json refuses it as out of range; the finiteness check stands behind it.
+        let err = PolicyConfig::from_json(r#"{"value_threshold": 1e39}"#)
+            .expect_err("1e39 is not a finite f32");
+        assert!(err.to_string().contains("number"), "{err}");
+        let ok = PolicyConfig::from_json(r#"{"value_threshold": 0.25, "max_messages": 7}"#)
+            .expect("a finite policy reads");
+        assert_eq!(ok.value_threshold, Some(0.25));
+    }
+
+    #[cfg(not(feature = "toml"))]
+    #[test]
+    fn without_toml_a_toml_text_is_a_clear_error() {
+        let err = PolicyConfig::parse("strategy = \"window\"").expect_err("no TOML parser");
+        assert!(err.to_string().contains("JSON policies only"), "{err}");
     }
 }
