@@ -206,18 +206,20 @@ async function protocolBench(file, trace) {
     const url = (f) => new URL(f, document.baseURI).href;
     const script = `importScripts(${JSON.stringify(url('worker.js'))});wasm_bindgen(${JSON.stringify(url('worker_bg.wasm'))});`;
     const worker = new Worker(URL.createObjectURL(new Blob([script], { type: 'text/javascript' })));
+    // Replies are externally tagged: `"ready"` or `{"loaded": {...}}`.
     const next = (kind) => new Promise((resolve, reject) => {
       worker.onmessage = (ev) => {
         const m = JSON.parse(ev.data);
-        if (m.kind === kind) resolve(m);
-        else if (m.kind === 'error') reject(new Error(m.message));
+        const [k, body] = typeof m === 'string' ? [m, {}] : Object.entries(m)[0];
+        if (k === kind) resolve(body);
+        else if (k === 'error') reject(new Error(body.message));
       };
     });
     await next('ready');
     const file = document.querySelector('#bench-input').files[0];
-    worker.postMessage({ json: JSON.stringify({ kind: 'import', name: file.name }), payload: file });
+    worker.postMessage({ json: JSON.stringify({ import: { name: file.name } }), payload: file });
     const loaded = await next('loaded');
-    worker.postMessage({ json: JSON.stringify({ kind: 'protocol_bench', trace, rounds: 7 }) });
+    worker.postMessage({ json: JSON.stringify({ protocol_bench: { trace, rounds: 7 } }) });
     const bench = await next('protocol_bench');
     worker.terminate();
     return { ...bench, chunks: loaded.traces[trace].chunks };

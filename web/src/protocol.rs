@@ -15,9 +15,10 @@ pub enum ReplaysFor {
     Frontier,
 }
 
-/// What the page asks the worker.
+/// What the page asks the worker. Externally tagged (`{"import": {...}}`, `"append"`), as
+/// [`Response`] is, for the same reason.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
 pub enum Request {
     /// Import a file. Its content travels beside the JSON: a `File`, a `Uint8Array` or a string.
     Import {
@@ -169,9 +170,12 @@ pub struct LiveStatus {
     pub parsed: u64,
 }
 
-/// What the worker answers.
+/// What the worker answers. Externally tagged (`{"loaded": {...}}`, `"ready"`): an internally
+/// tagged enum is read by buffering the whole message into serde's `Content` first, which
+/// instantiates every payload type's `Deserialize` a second time (measured: BENCHMARKS.md,
+/// issue 14, 2026-12-04).
 #[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
 pub enum Response {
     /// The worker is ready for requests.
     Ready,
