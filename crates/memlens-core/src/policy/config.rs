@@ -612,8 +612,9 @@ impl PolicyConfig {
             .resolved("json")
     }
 
-    /// Parses a policy from TOML (with the `toml` feature: the web page leaves it to its worker,
-    /// which keeps the TOML parser off the first paint).
+    /// Parses a policy from TOML (with the `toml` feature, which every host but the web app
+    /// turns on: its page is built without a TOML parser, and its worker turns TOML into JSON
+    /// text for the page to read, with less code than this function instantiates).
     #[cfg(feature = "toml")]
     pub fn from_toml(text: &str) -> Result<PolicyConfig, PolicyError> {
         toml::from_str::<PolicyConfig>(text)
