@@ -26,6 +26,7 @@ fuzz_target!(|data: &[u8]| {
         policy: PolicyConfig::builtin(policy).expect("a built-in policy"),
         summarizer: false,
         dialect,
+        keep_history: true,
     }) else {
         return;
     };

@@ -1,7 +1,8 @@
 //! The engine driven through the pool by a decoded sequence of operations (messages of every
 //! kind, contexts, labels, host values, usage, policy switches), under every registered policy:
 //! after every context the invariants are checked independently (`Pool::violations`) and must hold
-//! for MemLens' own policies, and the context is within the budget or says it is not.
+//! for MemLens' own policies, and the context is within the budget or says it is not; with the
+//! history not kept as well (the engine forgetting what it gave up, the pool releasing it).
 #![no_main]
 
 use arbitrary::Arbitrary;
@@ -53,6 +54,8 @@ struct Run {
     budget: u16,
     policy: u8,
     summarizer: bool,
+    /// Off: the pool forgets what its policy gave up (and refuses export and set_policy).
+    keep_history: bool,
     ops: Vec<Op>,
 }
 
@@ -107,6 +110,7 @@ fuzz_target!(|run: Run| {
         policy: first,
         summarizer: run.summarizer,
         dialect: None,
+        keep_history: run.keep_history,
     }) else {
         return;
     };

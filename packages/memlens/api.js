@@ -2,7 +2,7 @@
 // so that messages stay the caller's own objects and errors are plain `Error`s.
 
 const SPECIAL = 0x80000000;
-const OPTIONS = new Set(["model", "budget", "policy", "summarizer", "scorer", "dialect", "traceFile"]);
+const OPTIONS = new Set(["model", "budget", "policy", "summarizer", "scorer", "dialect", "traceFile", "keepHistory"]);
 
 // `host.appendFile(path, text)` is given by the Node entry; browsers have no files to append to.
 export function makeApi(raw, host = {}) {
@@ -138,6 +138,8 @@ export function makeApi(raw, host = {}) {
         evicted: Array.from(c.evicted),
         retrieved: Array.from(c.retrieved),
       };
+      // A pool that does not keep its history released these: no context refers to them again.
+      for (const m of c.releasedMessages) this.#messages[m] = undefined;
       return out;
     }
 

@@ -82,6 +82,13 @@ export interface MemoryPoolOptions {
    * running agent can be watched with `memlens inspect` or the web app; `free()` finishes it.
    */
   traceFile?: string;
+  /**
+   * Default true: the pool keeps the whole run (`exportTrace()` and `setPolicy()` need it) and
+   * its memory grows with every message. false: what the policy has given up for good is
+   * released once written to `traceFile` (at once without one), so memory follows the context
+   * and the archive; `exportTrace()` and `setPolicy()` then throw, and a summarizer is refused.
+   */
+  keepHistory?: boolean;
 }
 
 export interface ContextInfo {

@@ -70,6 +70,7 @@ fn a_pool_trace_file_followed_step_by_step_equals_each_steps_import() {
         policy: memlens_core::policy::PolicyConfig::builtin("window").expect("built-in"),
         summarizer: false,
         dialect: None,
+        keep_history: true,
     })
     .expect("pool");
     let mut follower = Follower::new("live.jsonl", &ImportOptions::default());
@@ -89,7 +90,7 @@ fn a_pool_trace_file_followed_step_by_step_equals_each_steps_import() {
             let _ = pool.context(None);
         }
         pool.add(m).expect("a chat message");
-        let lines = pool.trace_lines(false);
+        let lines = pool.trace_lines(false).expect("the pool keeps its history");
         file.push_str(&lines);
         let update = follower
             .push(lines.as_bytes())
@@ -102,7 +103,7 @@ fn a_pool_trace_file_followed_step_by_step_equals_each_steps_import() {
             );
         }
     }
-    let last = pool.trace_lines(true);
+    let last = pool.trace_lines(true).expect("the pool keeps its history");
     follower.push(last.as_bytes()).expect("the last lines read");
     file.push_str(&last);
     let traces = follower.traces();

@@ -20,6 +20,7 @@ fn pool(policy: &str, budget: u32, summarizer: bool) -> Pool {
         policy: PolicyConfig::builtin(policy).expect("built-in policy"),
         summarizer,
         dialect: None,
+        keep_history: true,
     })
     .expect("valid pool options")
 }
@@ -202,6 +203,7 @@ fn bad_input_is_an_error_with_a_clear_message() {
         policy: PolicyConfig::builtin(policy).expect("built-in"),
         summarizer,
         dialect: None,
+        keep_history: true,
     };
     let err = Pool::new(opts("my-own-llm", "value", false))
         .err()
@@ -252,7 +254,7 @@ fn export_is_native_format_the_importers_read_back() {
         p.add(json!({"role": "assistant", "content": format!("answer {i}: sunny")}))
             .unwrap();
     }
-    let text = p.export();
+    let text = p.export().expect("the pool keeps its history");
     let back = memlens_import::import("pool.jsonl", text.as_bytes(), &Default::default())
         .expect("reads back");
     assert_eq!(back.format, "memlens");
@@ -459,7 +461,7 @@ fn appended_trace_lines_make_a_file_readable_at_every_step_and_whole_at_the_end(
                 let _ = p.context(None);
             }
             p.add(m.clone()).expect("a tau-bench message");
-            file.push_str(&p.trace_lines(false));
+            file.push_str(&p.trace_lines(false).expect("kept"));
             if m["role"] == "assistant" {
                 // Usage arrives after the reply, into the call already recorded: held back
                 // until the next call, it still reaches the file.
@@ -475,10 +477,14 @@ fn appended_trace_lines_make_a_file_readable_at_every_step_and_whole_at_the_end(
             assert!(calls >= calls_seen);
             calls_seen = calls;
         }
-        file.push_str(&p.trace_lines(true));
-        assert_eq!(p.trace_lines(true), "", "nothing is written twice");
+        file.push_str(&p.trace_lines(true).expect("kept"));
+        assert_eq!(
+            p.trace_lines(true).expect("kept"),
+            "",
+            "nothing is written twice"
+        );
         let appended = import(&file).expect("the appended file imports");
-        let exported = import(&p.export()).expect("the export imports");
+        let exported = import(&p.export().expect("kept")).expect("the export imports");
         assert_eq!(appended.traces, exported.traces);
         assert!(!appended.traces[0].calls.is_empty());
         assert!(appended.traces[0].calls.iter().all(|c| c.usage.is_some()));
@@ -492,14 +498,14 @@ fn a_trace_file_cut_mid_line_reads_with_a_warning() {
     let mut p = pool("window", 200, false);
     p.add(json!({"role": "system", "content": "Be brief."}))
         .unwrap();
-    let mut file = p.trace_lines(false);
+    let mut file = p.trace_lines(false).expect("kept");
     for i in 0..4 {
         p.add(json!({"role": "user", "content": format!("question {i} about Lisbon")}))
             .unwrap();
         p.context(None);
         p.add(json!({"role": "assistant", "content": format!("answer {i}")}))
             .unwrap();
-        file.push_str(&p.trace_lines(false));
+        file.push_str(&p.trace_lines(false).expect("kept"));
     }
     let whole = memlens_import::import("pool.jsonl", file.as_bytes(), &Default::default())
         .expect("the whole file reads");
@@ -517,4 +523,189 @@ fn a_trace_file_cut_mid_line_reads_with_a_warning() {
     let calls = |i: &memlens_import::Import| i.traces.iter().map(|t| t.calls.len()).sum::<usize>();
     // One record lost at most: the rest of the run is there.
     assert!(chunks(&read) + calls(&read) + 1 >= chunks(&whole) + calls(&whole));
+}
+
+fn pool_keeping(policy: &str, budget: u32, keep_history: bool) -> Pool {
+    Pool::new(PoolOptions {
+        model: Some("gpt-4o".into()),
+        budget,
+        policy: PolicyConfig::builtin(policy).expect("built-in policy"),
+        summarizer: false,
+        dialect: None,
+        keep_history,
+    })
+    .expect("valid pool options")
+}
+
+/// One long run: the first tau-bench system prompt, then the other messages of the first `n`
+/// trajectories in order (thousands of messages, so that most of them are given up).
+fn long_run(n: usize) -> Vec<Value> {
+    let path = crate::root().join("../shared/data/traces/tau-bench-gpt-4o-airline.json");
+    let raw: Vec<Value> =
+        serde_json::from_slice(&std::fs::read(&path).expect("tau-bench")).expect("JSON");
+    let mut run = Vec::new();
+    for record in raw.iter().take(n) {
+        for m in record["traj"].as_array().expect("traj") {
+            if m["role"] != "system" || run.is_empty() {
+                run.push(m.clone());
+            }
+        }
+    }
+    run
+}
+
+/// Issue 15: a pool that does not keep its history forgets what its policy gave up, so its
+/// memory follows the context, not the run. `window` reads no values, so it must decide exactly
+/// as a pool that keeps everything, and write the same trace file byte for byte.
+#[test]
+fn a_window_pool_without_history_decides_and_writes_as_one_that_keeps_it() {
+    let run = long_run(40);
+    assert!(run.len() > 1000, "{} messages", run.len());
+    let mut kept = pool_keeping("window", 2000, true);
+    let mut released = pool_keeping("window", 2000, false);
+    let (mut kept_file, mut released_file) = (String::new(), String::new());
+    let mut most_held = 0;
+    let mut added: Vec<Option<Value>> = Vec::new();
+    for (i, m) in run.iter().enumerate() {
+        if m["role"] == "assistant" {
+            let a = kept.context(None);
+            let b = released.context(None);
+            let all: Vec<Value> = added
+                .iter()
+                .map(|m| m.clone().unwrap_or(Value::Null))
+                .collect();
+            assert_eq!(
+                materialize(&all, &a.items),
+                materialize(&all, &b.items),
+                "message {i}"
+            );
+            assert_eq!((a.tokens, a.full_tokens), (b.tokens, b.full_tokens));
+            assert_eq!(a.evicted, b.evicted);
+            // What the pool released never comes back: the host may let it go too.
+            for &m in &b.released_messages {
+                added[m as usize] = None;
+            }
+            assert!(b.items.iter().all(|it| match it {
+                Rendered::Original { message } | Rendered::Patched { message, .. } =>
+                    added[*message as usize].is_some(),
+                Rendered::Summary { .. } => true,
+            }));
+            assert!(released.violations().is_empty());
+        }
+        kept.add(m.clone()).expect("a tau-bench message");
+        released.add(m.clone()).expect("a tau-bench message");
+        added.push(Some(m.clone()));
+        kept_file.push_str(&kept.trace_lines(false).expect("kept"));
+        released_file.push_str(&released.trace_lines(false).expect("written as it goes"));
+        if m["role"] == "assistant" {
+            let usage = memlens_core::Usage {
+                input_tokens: Some(1000 + i as u64),
+                ..Default::default()
+            };
+            kept.record_usage(usage);
+            released.record_usage(usage);
+        }
+        let held = released.held();
+        most_held = most_held.max(held.messages);
+        // Written records go at once: only the newest call and an open tool pair wait.
+        assert!(held.trace_chunks <= 8 && held.trace_calls <= 1, "{held:?}");
+    }
+    kept_file.push_str(&kept.trace_lines(true).expect("kept"));
+    released_file.push_str(&released.trace_lines(true).expect("written as it goes"));
+    assert_eq!(kept_file, released_file, "the same trace file");
+    assert_eq!(kept.stats().dropped, released.stats().dropped);
+    let (k, r) = (kept.held(), released.held());
+    assert_eq!(k.messages, run.len());
+    // A 2,000-token window holds a few dozen messages of the thousands added.
+    assert!(most_held < 100 && r.messages < 100, "{most_held} / {r:?}");
+    assert!(r.engine_chunks < 100, "{r:?}");
+}
+
+/// The value policy reads values, which a forgetting engine measures over what it still holds:
+/// its decisions may differ from a remembering pool's, but every invariant holds, and what it
+/// holds (messages, engine items, value-engine entries) stays near its context over a long run.
+#[test]
+fn a_value_pool_without_history_keeps_the_invariants_and_holds_what_its_context_needs() {
+    let run = long_run(60);
+    // `recall` offloads what it gives up to its archive, which it may bring back: the pool holds
+    // the archive (memory follows the context plus the archive), so only its invariants are
+    // checked here.
+    for (policy, budget, archives) in [
+        ("value", 4000, false),
+        ("value-compress", 2000, false),
+        ("recall", 4000, true),
+    ] {
+        let mut p = pool_keeping(policy, budget, false);
+        let mut most = memlens_pool::Held::default();
+        for m in &run {
+            if m["role"] == "assistant" {
+                let ctx = p.context(None);
+                assert!(ctx.tokens <= u64::from(budget) || ctx.over_budget);
+                let broken = p.violations();
+                assert!(broken.is_empty(), "{policy}: {broken:?}");
+            }
+            p.add(m.clone()).expect("a tau-bench message");
+            let h = p.held();
+            // The value engine is rebuilt from the held chunks once 1,024 (or twice the held
+            // chunks) were forgotten since the last rebuild.
+            assert!(
+                h.value_entries <= h.engine_chunks + 1024.max(2 * h.engine_chunks) + 16,
+                "{policy}: {h:?}"
+            );
+            most.messages = most.messages.max(h.messages);
+            most.engine_chunks = most.engine_chunks.max(h.engine_chunks);
+            most.value_entries = most.value_entries.max(h.value_entries);
+        }
+        assert!(
+            run.len() > 1500 && (archives || most.messages < run.len() / 4),
+            "{policy}: {} messages, {most:?}",
+            run.len()
+        );
+        // Without trace lines asked for, the trace is given up as it goes: no export later.
+        assert!(matches!(
+            p.trace_lines(true),
+            Err(PoolError::HistoryNotKept(..))
+        ));
+        assert!(matches!(p.export(), Err(PoolError::HistoryNotKept(..))));
+    }
+}
+
+#[test]
+fn a_pool_without_history_refuses_what_needs_it_with_a_clear_error() {
+    let mut p = pool_keeping("window", 60, false);
+    p.add(json!({"role": "system", "content": "Be brief."}))
+        .unwrap();
+    let mut first = Vec::new();
+    for k in 0..20 {
+        let ids = p
+            .add(json!({"role": "user", "content": format!("question {k}: what is the weather in Lisbon today?")}))
+            .unwrap();
+        first.extend(ids);
+        let _ = p.context(None);
+        p.add(json!({"role": "assistant", "content": "Sunny."}))
+            .unwrap();
+    }
+    let e = p.export().unwrap_err().to_string();
+    assert!(e.contains("export") && e.contains("keepHistory"), "{e}");
+    let e = p
+        .set_policy(PolicyConfig::builtin("value").unwrap())
+        .unwrap_err();
+    assert!(e.to_string().contains("set_policy"), "{e}");
+    let e = p.explain(first[0].max(1)).unwrap_err();
+    assert!(matches!(e, PoolError::Released(_)), "{e}");
+    assert!(e.to_string().contains("released"), "{e}");
+    let e = p.trace_lines(false).unwrap_err().to_string();
+    assert!(e.contains("trace_lines"), "{e}");
+    let e = Pool::new(PoolOptions {
+        model: None,
+        budget: 1000,
+        policy: PolicyConfig::builtin("window").unwrap(),
+        summarizer: true,
+        dialect: None,
+        keep_history: false,
+    })
+    .err()
+    .expect("refused")
+    .to_string();
+    assert!(e.contains("summarize"), "{e}");
 }

@@ -205,6 +205,7 @@ fn pool_turns(policy: &str, history: usize, file: &str) -> Result<(), String> {
         policy: PolicyConfig::builtin(policy).map_err(|e| e.to_string())?,
         summarizer: false,
         dialect: None,
+        keep_history: true,
     })
     .map_err(|e| e.to_string())?;
     pool.add(system).map_err(|e| e.to_string())?;

@@ -198,8 +198,20 @@ pub struct TraceBuilder {
     pending_compaction: Option<CompactionInfo>,
     /// Chunks of each distinct message, by identity hash, in order of appearance (interning).
     seen: HashMap<u64, Vec<Vec<ChunkId>>>,
+    /// Tool call id -> position of its pair counted from the first pair ever pushed.
     pair_index: HashMap<String, usize>,
     warnings: Vec<String>,
+    /// Records dropped from the front ([`TraceBuilder::drop_front`]).
+    dropped: Dropped,
+}
+
+/// How many records of each kind [`TraceBuilder::drop_front`] dropped.
+#[derive(Debug, Default)]
+struct Dropped {
+    chunks: usize,
+    calls: usize,
+    pairs: usize,
+    messages: usize,
 }
 
 impl TraceBuilder {
@@ -232,7 +244,7 @@ impl TraceBuilder {
 
     /// Number of messages pushed so far.
     pub fn message_count(&self) -> usize {
-        self.messages.len()
+        self.dropped.messages + self.messages.len()
     }
 
     /// Appends a message of a final message list and returns its chunks. `call` carries what the
@@ -286,13 +298,15 @@ impl TraceBuilder {
     }
 
     fn is_kept_through_compaction(&self, id: ChunkId) -> bool {
-        let chunk = &self.trace.chunks[id.index()];
-        chunk.category == Category::System || chunk.meta.kind.as_deref() == Some("tool_definitions")
+        self.chunk(id).is_some_and(|chunk| {
+            chunk.category == Category::System
+                || chunk.meta.kind.as_deref() == Some("tool_definitions")
+        })
     }
 
     fn compaction(&self, info: CompactionInfo, replaced: Vec<ChunkId>) -> Compaction {
         Compaction {
-            first_call: self.trace.calls.len() as u32,
+            first_call: (self.dropped.calls + self.trace.calls.len()) as u32,
             trigger: info.trigger,
             timestamp: info.timestamp,
             reported_tokens_before: info.reported_tokens_before,
@@ -328,12 +342,12 @@ impl TraceBuilder {
             if record.summary.is_none() {
                 record.summary = input.iter().copied().find(|id| {
                     !previous.contains(id)
-                        && self.trace.chunks[id.index()].category == Category::Summary
+                        && self.chunk(*id).map(|c| c.category) == Some(Category::Summary)
                 });
             }
             self.trace.compactions.push(record);
         }
-        let index = self.trace.calls.len() as u32;
+        let index = (self.dropped.calls + self.trace.calls.len()) as u32;
         self.trace.calls.push(Call {
             index,
             model: info.model,
@@ -369,7 +383,7 @@ impl TraceBuilder {
                 if let Some(summary) = ids
                     .iter()
                     .copied()
-                    .find(|id| self.trace.chunks[id.index()].category == Category::Summary)
+                    .find(|&id| self.chunk(id).map(|c| c.category) == Some(Category::Summary))
                 {
                     self.trace.compactions[at].summary = Some(summary);
                     open = None;
@@ -411,7 +425,67 @@ impl TraceBuilder {
 
     /// A chunk created so far, to fill in its token counts (see [`crate::tokens::count_chunk`]).
     pub fn chunk_mut(&mut self, id: ChunkId) -> Option<&mut Chunk> {
-        self.trace.chunks.get_mut(id.0 as usize)
+        let i = id.index().checked_sub(self.dropped.chunks)?;
+        self.trace.chunks.get_mut(i)
+    }
+
+    /// A chunk still held (see [`TraceBuilder::drop_front`]).
+    pub fn chunk(&self, id: ChunkId) -> Option<&Chunk> {
+        let i = id.index().checked_sub(self.dropped.chunks)?;
+        self.trace.chunks.get(i)
+    }
+
+    /// Drops the first `chunks` chunks, `calls` calls and `pairs` tool pairs the trace still
+    /// holds, for a live host that has written them out (or given them up) and keeps no
+    /// history: chunk ids and call indices of what follows stay as they were, so [`Self::trace`]
+    /// then holds the rest of the trace only (its chunks no longer at the index of their id; see
+    /// [`TraceBuilder::chunk`]). Messages whose chunks all went go too.
+    pub fn drop_front(&mut self, chunks: usize, calls: usize, pairs: usize) {
+        let chunks = chunks.min(self.trace.chunks.len());
+        self.trace.chunks.drain(..chunks);
+        self.dropped.chunks += chunks;
+        let calls = calls.min(self.trace.calls.len());
+        self.trace.calls.drain(..calls);
+        self.dropped.calls += calls;
+        let pairs = pairs.min(self.trace.tool_pairs.len());
+        for (k, pair) in self.trace.tool_pairs.drain(..pairs).enumerate() {
+            if self.pair_index.get(&pair.id) == Some(&(self.dropped.pairs + k)) {
+                self.pair_index.remove(&pair.id);
+            }
+        }
+        self.dropped.pairs += pairs;
+        let first_chunk = self.dropped.chunks;
+        let gone = self
+            .messages
+            .iter()
+            .take_while(|m| m.0.iter().all(|id| id.index() < first_chunk))
+            .count();
+        self.messages.drain(..gone);
+        self.dropped.messages += gone;
+    }
+
+    /// Drops every complete tool pair (call and result both seen), wherever it is: for a host
+    /// that writes no trace, only an unanswered call can still be looked up.
+    pub fn drop_complete_pairs(&mut self) {
+        let base = self.dropped.pairs;
+        let mut kept = Vec::new();
+        for (k, pair) in std::mem::take(&mut self.trace.tool_pairs)
+            .into_iter()
+            .enumerate()
+        {
+            let complete = pair.call.is_some() && pair.result.is_some();
+            if self.pair_index.get(&pair.id) == Some(&(base + k)) {
+                self.pair_index.remove(&pair.id);
+            }
+            if !complete {
+                kept.push(pair);
+            }
+        }
+        // The kept pairs move to the front: indexed again at their new positions.
+        for (k, pair) in kept.iter().enumerate() {
+            self.pair_index.insert(pair.id.clone(), base + k);
+        }
+        self.trace.tool_pairs = kept;
     }
 
     /// The latest call pushed, to attach what is learned after it (reported usage).
@@ -469,7 +543,7 @@ impl TraceBuilder {
 
     fn create_chunks(&mut self, message: &Message) -> Vec<ChunkId> {
         let role = message.role();
-        let msg_index = self.messages.len() + self.seen.values().map(Vec::len).sum::<usize>();
+        let msg_index = self.message_count() + self.seen.values().map(Vec::len).sum::<usize>();
         let mut ids = Vec::with_capacity(message.parts.len().max(1));
         let parts: Vec<Part> = if message.parts.is_empty() {
             // An empty message still costs its framing tokens: keep it as an empty chunk.
@@ -512,7 +586,7 @@ impl TraceBuilder {
             if let (Role::Other(name), None) = (&role, &meta.kind) {
                 meta.kind = Some(name.clone());
             }
-            let id = ChunkId(self.trace.chunks.len() as u32);
+            let id = ChunkId((self.dropped.chunks + self.trace.chunks.len()) as u32);
             let key = match (&meta.dia_id, multi) {
                 (Some(dia), _) => dia.clone(),
                 (None, false) => format!("m{msg_index}"),
@@ -539,11 +613,18 @@ impl TraceBuilder {
             return;
         };
         let pairs = &mut self.trace.tool_pairs;
+        let base = self.dropped.pairs;
+        // The pair's position in what is held (a dropped pair is not found).
+        let held = self
+            .pair_index
+            .get(&call_id)
+            .and_then(|&i| i.checked_sub(base))
+            .filter(|&i| i < pairs.len());
         match category {
-            Category::ToolCall => match self.pair_index.get(&call_id) {
-                Some(&i) if pairs[i].call.is_none() => pairs[i].call = Some(id),
+            Category::ToolCall => match held {
+                Some(i) if pairs[i].call.is_none() => pairs[i].call = Some(id),
                 _ => {
-                    self.pair_index.insert(call_id.clone(), pairs.len());
+                    self.pair_index.insert(call_id.clone(), base + pairs.len());
                     pairs.push(ToolPair {
                         id: call_id,
                         call: Some(id),
@@ -551,14 +632,14 @@ impl TraceBuilder {
                     });
                 }
             },
-            Category::ToolResult => match self.pair_index.get(&call_id) {
-                Some(&i) if pairs[i].result.is_none() => pairs[i].result = Some(id),
+            Category::ToolResult => match held {
+                Some(i) if pairs[i].result.is_none() => pairs[i].result = Some(id),
                 _ => {
                     self.warnings.push(format!(
                         "trace {}: tool result {call_id:?} has no matching tool call before it",
                         self.trace.id
                     ));
-                    self.pair_index.insert(call_id.clone(), pairs.len());
+                    self.pair_index.insert(call_id.clone(), base + pairs.len());
                     pairs.push(ToolPair {
                         id: call_id,
                         call: None,

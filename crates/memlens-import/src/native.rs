@@ -108,6 +108,36 @@ impl NativeAppender {
         NativeAppender::default()
     }
 
+    /// How many of the chunks the trace holds were written so far (counted from its first held
+    /// chunk: see [`NativeAppender::dropped_front`]).
+    pub fn chunks_written(&self) -> usize {
+        self.chunks
+    }
+
+    /// How many of the calls the trace holds were written so far (the newest is held back).
+    pub fn calls_written(&self) -> usize {
+        self.calls
+    }
+
+    /// How many of the tool pairs the trace holds were written so far (complete ones, in order).
+    pub fn pairs_written(&self) -> usize {
+        self.pairs
+    }
+
+    /// True once anything was written (the header first).
+    pub fn started(&self) -> bool {
+        self.header
+    }
+
+    /// The host dropped this many written records from the front of the trace
+    /// ([`memlens_core::builder::TraceBuilder::drop_front`]): what follows is found that much
+    /// nearer the front.
+    pub fn dropped_front(&mut self, chunks: usize, calls: usize, pairs: usize) {
+        self.chunks = self.chunks.saturating_sub(chunks);
+        self.calls = self.calls.saturating_sub(calls);
+        self.pairs = self.pairs.saturating_sub(pairs);
+    }
+
     /// The lines to append for `trace` since the last call (the header and the trace line
     /// first). `trace` must be the same trace, grown: records already written are not checked.
     pub fn lines(&mut self, trace: &Trace, finish: bool) -> String {

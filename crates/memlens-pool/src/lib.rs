@@ -18,6 +18,7 @@
 //!     policy: policy_from_value(&json!("value")).unwrap(),
 //!     summarizer: false,
 //!     dialect: None,
+//!     keep_history: true,
 //! }).unwrap();
 //! pool.add(json!({"role": "system", "content": "Be brief."})).unwrap();
 //! pool.add(json!({"role": "user", "content": "Hi"})).unwrap();
@@ -30,7 +31,7 @@ pub mod pool;
 pub mod render;
 
 pub use pool::{
-    counter_for, prices, Explanation, Pool, PoolContext, PoolError, PoolOptions, PoolStats,
+    counter_for, prices, Explanation, Held, Pool, PoolContext, PoolError, PoolOptions, PoolStats,
     Rendered,
 };
 

@@ -47,6 +47,12 @@ pub enum PoolError {
     /// A policy given as something that is not a policy (a number, a boolean, an array).
     #[error("invalid policy: {0}")]
     PolicyValue(String),
+    /// `export`, `set_policy` or `trace_lines` on a pool that does not keep its history.
+    #[error("{0} needs the pool's whole history, and this pool does not keep it (keep_history / keepHistory is off): what its policy gave up is released{1}")]
+    HistoryNotKept(&'static str, &'static str),
+    /// `explain` of a chunk a pool that does not keep its history has released.
+    #[error("chunk {0} was released: its policy gave it up for good and this pool does not keep its history")]
+    Released(u32),
     /// A policy that needs the future of the run (the hindsight oracle) asked for live.
     #[error("policy {0:?} reads which later steps use each chunk: it exists only for replays of a recorded trace (memlens simulate / compare, the web simulator), not for a live pool")]
     NeedsHindsight(String),
@@ -94,12 +100,21 @@ pub struct PoolOptions {
     pub summarizer: bool,
     /// The message shape, when the host knows it (else detected per message).
     pub dialect: Option<Dialect>,
+    /// Keep the whole run (the default): [`Pool::export`], [`Pool::set_policy`] (which replays
+    /// the run) and [`Pool::trace_lines`] at any point need it, and memory grows with every
+    /// message. `false`: what the policy has given up for good is released once
+    /// [`Pool::trace_lines`] has returned it (a host that writes a trace file), or at once when
+    /// the host never asked for trace lines, so memory follows the context and the archive;
+    /// `export` and `set_policy` are then refused. See [`Engine::forget_dropped`].
+    pub keep_history: bool,
 }
 
 struct StoredMessage {
     value: Value,
     dialect: Dialect,
     chunks: Vec<ChunkId>,
+    /// The category of each chunk (a patch needs to know which are tool calls).
+    categories: Vec<Category>,
     slots: Vec<Slot>,
 }
 
@@ -147,6 +162,9 @@ pub struct PoolContext {
     pub evicted: Vec<u32>,
     /// Chunks brought back from the archive at this call.
     pub retrieved: Vec<u32>,
+    /// Messages released since the previous context (a pool that does not keep its history):
+    /// no later context refers to them, so the host can let its own copies go.
+    pub released_messages: Vec<u32>,
 }
 
 /// Running totals.
@@ -198,6 +216,22 @@ pub struct PoolStats {
     pub warnings: Vec<String>,
 }
 
+/// What a pool holds now: how its memory is made up (see `keep_history`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Held {
+    /// Messages held (a message is released once its policy gave up every part of it).
+    pub messages: usize,
+    /// Chunk records of the trace being built still held (written ones go).
+    pub trace_chunks: usize,
+    /// Call records of the trace being built still held.
+    pub trace_calls: usize,
+    /// Chunks the policy engine holds (context, archive, and what may come back).
+    pub engine_chunks: usize,
+    /// Chunks the value engine holds.
+    pub value_entries: usize,
+}
+
 /// The explanation of one chunk.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -233,7 +267,8 @@ pub struct Pool {
     input_usd_per_mtok: Option<f64>,
     /// The model's prices and its provider's automatic prompt cache, when priced.
     price: Option<(ModelPrice, Option<CacheModel>)>,
-    messages: Vec<StoredMessage>,
+    /// Every message added, by index (`None`: released, see `keep_history`).
+    messages: Vec<Option<Box<StoredMessage>>>,
     /// Chunk id -> message index.
     chunk_message: Vec<u32>,
     pending: Option<PendingCall>,
@@ -253,6 +288,15 @@ pub struct Pool {
     values: Vec<(ChunkId, Option<f32>, u32)>,
     /// What [`Pool::trace_lines`] has returned so far.
     appender: memlens_import::native::NativeAppender,
+    /// Without `keep_history`: per message, its chunks released so far.
+    released: Vec<u32>,
+    /// Without `keep_history`: records dropped before any trace line was asked for (the trace
+    /// can no longer be written whole).
+    released_unwritten: bool,
+    /// Dropped chunks forgotten since (each counted once, in `stats.dropped`).
+    dropped_forgotten: u32,
+    /// Messages released since the latest context.
+    newly_released: Vec<u32>,
 }
 
 const MAX_WARNINGS: usize = 100;
@@ -282,6 +326,12 @@ impl Pool {
             ));
         }
         let counter = counter_for(options.model.as_deref())?;
+        if !options.keep_history && options.summarizer {
+            // A summary covers messages its policy gave up, which such a pool releases.
+            return Err(PoolError::Options(
+                "a pool that does not keep its history cannot summarize (the summarizer would be handed released messages): keep the history, or drop the summarizer".into(),
+            ));
+        }
         options.policy = live_policy(options.policy, options.summarizer)?;
         let price = options
             .model
@@ -289,7 +339,7 @@ impl Pool {
             .and_then(|m| prices().lookup(m))
             .map(|(_, p)| (p.clone(), CacheModel::for_provider(p.provider.as_deref())));
         let input_usd_per_mtok = price.as_ref().and_then(|(p, _)| p.input);
-        let engine = Engine::new(
+        let mut engine = Engine::new(
             options.policy.clone(),
             EngineOptions {
                 budget: options.budget,
@@ -297,6 +347,9 @@ impl Pool {
             },
             counter,
         )?;
+        if !options.keep_history {
+            engine.forget_dropped();
+        }
         let mut builder = TraceBuilder::new("live", "memlens");
         builder.set_model(options.model.clone());
         let stats = PoolStats {
@@ -329,6 +382,10 @@ impl Pool {
             labels: Vec::new(),
             values: Vec::new(),
             appender: Default::default(),
+            released: Vec::new(),
+            released_unwritten: false,
+            dropped_forgotten: 0,
+            newly_released: Vec::new(),
         })
     }
 
@@ -337,6 +394,12 @@ impl Pool {
     /// one the new policy would have decided had it been used from the start (what earlier
     /// contexts dropped can come back). Statistics of past calls stay as they were sent.
     pub fn set_policy(&mut self, policy: PolicyConfig) -> Result<(), PoolError> {
+        if !self.options.keep_history {
+            return Err(PoolError::HistoryNotKept(
+                "set_policy (a replay of the run under the new policy)",
+                "",
+            ));
+        }
         let policy = live_policy(policy, self.options.summarizer)?;
         let mut engine = Engine::new(
             policy.clone(),
@@ -421,8 +484,9 @@ impl Pool {
             count_chunk(chunk, &self.counter);
             self.pool_tokens += u64::from(chunk.tokens);
             self.chunk_message.push(index);
-            let chunk = &self.builder.trace().chunks[id.0 as usize];
-            self.engine.add(chunk);
+            if let Some(chunk) = self.builder.chunk(id) {
+                self.engine.add(chunk);
+            }
         }
         if is_assistant {
             if let Some(call) = self.pending.take() {
@@ -437,12 +501,24 @@ impl Pool {
                 );
             }
         }
-        self.messages.push(StoredMessage {
+        if !self.options.keep_history {
+            self.released.push(0);
+        }
+        let categories = ids
+            .iter()
+            .map(|&id| {
+                self.builder
+                    .chunk(id)
+                    .map_or(Category::Other, |c| c.category)
+            })
+            .collect();
+        self.messages.push(Some(Box::new(StoredMessage {
+            categories,
             slots: parsed.slots,
             value,
             dialect: parsed.dialect,
             chunks: ids.clone(),
-        });
+        })));
         self.stats.messages += 1;
         self.stats.chunks += ids.len() as u32;
         Ok(ids.iter().map(|c| c.0).collect())
@@ -451,8 +527,10 @@ impl Pool {
     /// Decides the context for the next call (the newest user message is the query unless
     /// `query` is given).
     pub fn context(&mut self, query: Option<&str>) -> PoolContext {
-        self.decisions
-            .push((self.chunk_message.len() as u32, query.map(str::to_string)));
+        if self.options.keep_history {
+            self.decisions
+                .push((self.chunk_message.len() as u32, query.map(str::to_string)));
+        }
         let d = self.engine.context(query);
         self.decided_chunks = self.chunk_message.len() as u32;
         let input: Vec<ChunkId> = d.chunk_ids().collect();
@@ -491,7 +569,13 @@ impl Pool {
             }
         }
         self.dropped.extend(d.evicted.iter().copied());
-        self.stats.dropped = self.dropped.len() as u32;
+        if !self.options.keep_history {
+            self.release_forgotten();
+            if !self.appender.started() {
+                self.drop_trace_front();
+            }
+        }
+        self.stats.dropped = self.dropped.len() as u32 + self.dropped_forgotten;
         let ctx = PoolContext {
             items,
             tokens: d.tokens,
@@ -500,9 +584,53 @@ impl Pool {
             compressed: d.compressed.iter().map(|c| c.0).collect(),
             evicted: d.evicted.iter().map(|c| c.0).collect(),
             retrieved: d.retrieved.iter().map(|c| c.0).collect(),
+            released_messages: std::mem::take(&mut self.newly_released),
         };
         self.last = Some(d);
         ctx
+    }
+
+    /// Releases the messages whose every chunk the engine has forgotten (no context will
+    /// refer to them again).
+    fn release_forgotten(&mut self) {
+        for id in self.engine.take_forgotten() {
+            if self.dropped.remove(&id) {
+                self.dropped_forgotten += 1;
+            }
+            let m = self.chunk_message[id.index()] as usize;
+            self.released[m] += 1;
+            let whole = self.messages[m]
+                .as_ref()
+                .is_some_and(|stored| self.released[m] as usize == stored.chunks.len());
+            if whole {
+                self.messages[m] = None;
+                self.newly_released.push(m as u32);
+            }
+        }
+    }
+
+    /// Drops from the trace being built what no longer needs to be held (a pool that does not
+    /// keep its history): what `trace_lines` has written, or, when the host never asked for
+    /// trace lines, everything but the newest call (its usage may still come) and the tool
+    /// calls still waiting for their results.
+    fn drop_trace_front(&mut self) {
+        let trace = self.builder.trace();
+        if self.appender.started() {
+            let (chunks, calls, pairs) = (
+                self.appender.chunks_written(),
+                self.appender.calls_written(),
+                self.appender.pairs_written(),
+            );
+            self.builder.drop_front(chunks, calls, pairs);
+            self.appender.dropped_front(chunks, calls, pairs);
+        } else {
+            let (chunks, calls) = (trace.chunks.len(), trace.calls.len().saturating_sub(1));
+            if chunks + calls > 0 {
+                self.released_unwritten = true;
+            }
+            self.builder.drop_front(chunks, calls, 0);
+            self.builder.drop_complete_pairs();
+        }
     }
 
     /// The invariants the latest context broke, checked independently of the engine
@@ -512,11 +640,39 @@ impl Pool {
         let Some(d) = &self.last else {
             return Vec::new();
         };
+        if !self.options.keep_history {
+            // What was released is out of every context for good: the chunks the engine
+            // holds are what the invariants are about.
+            let held: std::collections::HashMap<ChunkId, &memlens_core::Chunk> = self
+                .engine
+                .held_chunks()
+                .filter(|c| c.id.0 < self.decided_chunks)
+                .map(|c| (c.id, c))
+                .collect();
+            let full: Vec<ChunkId> = self
+                .engine
+                .held_chunks()
+                .map(|c| c.id)
+                .filter(|id| held.contains_key(id))
+                .collect();
+            return validate::check(|id| held[&id], &full, d);
+        }
         let chunks = &self.builder.trace().chunks;
         let decided = chunks.len().min(self.decided_chunks as usize);
         let full: Vec<ChunkId> = chunks[..decided].iter().map(|c| c.id).collect();
         // Pool chunk ids are indices into the builder's chunks (see `add`).
         validate::check(|id| &chunks[id.index()], &full, d)
+    }
+
+    /// What the pool holds now (every record ever added, unless it does not keep its history).
+    pub fn held(&self) -> Held {
+        Held {
+            messages: self.messages.iter().filter(|m| m.is_some()).count(),
+            trace_chunks: self.builder.trace().chunks.len(),
+            trace_calls: self.builder.trace().calls.len(),
+            engine_chunks: self.engine.held_chunks().count(),
+            value_entries: self.engine.value_entries(),
+        }
     }
 
     /// The latest decision of the engine (chunk level), for tests and explanations.
@@ -561,7 +717,7 @@ impl Pool {
     }
 
     fn render_message(&self, message: u32, entries: &[ContextEntry]) -> Option<Rendered> {
-        let stored = &self.messages[message as usize];
+        let stored = self.messages.get(message as usize)?.as_deref()?;
         // The common case, without allocating: every chunk of the message sent as it was.
         if entries.len() == stored.chunks.len()
             && entries.iter().all(|e| {
@@ -588,9 +744,9 @@ impl Pool {
             return Some(Rendered::Original { message });
         }
         let tool_calls: Vec<bool> = stored
-            .chunks
+            .categories
             .iter()
-            .map(|&c| self.builder.trace().chunks[c.0 as usize].category == Category::ToolCall)
+            .map(|&c| c == Category::ToolCall)
             .collect();
         let value = render::patch(
             &stored.value,
@@ -621,7 +777,9 @@ impl Pool {
     pub fn set_value(&mut self, chunk: u32, value: Option<f32>) -> Result<(), PoolError> {
         let id = self.known(chunk)?;
         self.engine.set_value(id, value);
-        self.values.push((id, value, self.decisions.len() as u32));
+        if self.options.keep_history {
+            self.values.push((id, value, self.decisions.len() as u32));
+        }
         Ok(())
     }
 
@@ -629,7 +787,9 @@ impl Pool {
     pub fn label(&mut self, chunk: u32, label: Option<Label>) -> Result<(), PoolError> {
         let id = self.known(chunk)?;
         self.engine.label(id, label);
-        self.labels.push((id, label, self.decisions.len() as u32));
+        if self.options.keep_history {
+            self.labels.push((id, label, self.decisions.len() as u32));
+        }
         Ok(())
     }
 
@@ -644,6 +804,10 @@ impl Pool {
     /// Why a chunk is (not) in the latest context, with its value factors.
     pub fn explain(&mut self, chunk: u32) -> Result<Explanation, PoolError> {
         let id = self.known(chunk)?;
+        let (category, tokens) = match self.builder.chunk(id).or_else(|| self.engine.chunk(id)) {
+            Some(c) => (c.category, c.tokens),
+            None => return Err(PoolError::Released(chunk)),
+        };
         let query = self.newest_user_text();
         let now = self.engine.calls();
         let ve = self.engine.value_engine();
@@ -651,7 +815,6 @@ impl Pool {
             ve.relevance(q, &[id]).first().copied().unwrap_or(0.0)
         });
         let value = ve.score(id, now, None, relevance);
-        let c = &self.builder.trace().chunks[id.0 as usize];
         let entry = self
             .last
             .as_ref()
@@ -668,7 +831,7 @@ impl Pool {
                 "retrieved",
                 "brought back from the archive: relevant to the current query".to_string(),
             ),
-            (Some(_), _) => ("kept", keep_reason(c.category, &value)),
+            (Some(_), _) => ("kept", keep_reason(category, &value)),
             (None, _) => (
                 "dropped",
                 format!(
@@ -680,8 +843,8 @@ impl Pool {
         Ok(Explanation {
             chunk,
             message: self.chunk_message[id.0 as usize],
-            category: c.category,
-            tokens: c.tokens,
+            category,
+            tokens,
             status,
             reason,
             value,
@@ -689,6 +852,9 @@ impl Pool {
     }
 
     fn newest_user_text(&self) -> Option<String> {
+        if !self.options.keep_history {
+            return self.engine.newest_user_text();
+        }
         self.builder
             .trace()
             .chunks
@@ -707,9 +873,16 @@ impl Pool {
     }
 
     /// The run so far in the native MemLens format (JSON Lines), loadable in the web app.
-    pub fn export(&self) -> String {
+    /// Refused when the pool does not keep its history.
+    pub fn export(&self) -> Result<String, PoolError> {
+        if !self.options.keep_history {
+            return Err(PoolError::HistoryNotKept(
+                "export",
+                ": write the run as it goes with trace lines (traceFile / trace_file)",
+            ));
+        }
         let trace = self.builder.trace().clone();
-        memlens_import::native::write(std::slice::from_ref(&trace))
+        Ok(memlens_import::native::write(std::slice::from_ref(&trace)))
     }
 
     /// The native-format lines of the run that earlier calls did not return: appended to a
@@ -717,8 +890,22 @@ impl Pool {
     /// any point. The newest call is held back until the next one (its usage may still be
     /// reported), and tool pairs until they are complete; `finish` returns the rest. The
     /// concatenation of every result, the last with `finish`, imports as [`Pool::export`] does.
-    pub fn trace_lines(&mut self, finish: bool) -> String {
-        self.appender.lines(self.builder.trace(), finish)
+    ///
+    /// Without `keep_history`, ask for them from the start (before the first context): a pool
+    /// that released chunks before any trace line was asked for refuses, as its trace can no
+    /// longer be written whole.
+    pub fn trace_lines(&mut self, finish: bool) -> Result<String, PoolError> {
+        if self.released_unwritten {
+            return Err(PoolError::HistoryNotKept(
+                "trace_lines (asked for after chunks were released unwritten)",
+                ": ask for trace lines from the start (traceFile / trace_file)",
+            ));
+        }
+        let lines = self.appender.lines(self.builder.trace(), finish);
+        if !self.options.keep_history {
+            self.drop_trace_front();
+        }
+        Ok(lines)
     }
 }
 

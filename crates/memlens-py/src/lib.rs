@@ -126,13 +126,14 @@ impl RawPool {
 #[pymethods]
 impl RawPool {
     #[new]
-    #[pyo3(signature = (*, budget, model=None, policy=None, summarizer=false, dialect=None))]
+    #[pyo3(signature = (*, budget, model=None, policy=None, summarizer=false, dialect=None, keep_history=true))]
     fn new(
         budget: Option<f64>,
         model: Option<String>,
         policy: Option<&Bound<'_, PyAny>>,
         summarizer: bool,
         dialect: Option<&str>,
+        keep_history: bool,
     ) -> PyResult<RawPool> {
         let pool = Pool::new(PoolOptions {
             model,
@@ -140,6 +141,7 @@ impl RawPool {
             policy: policy_arg(policy)?,
             summarizer,
             dialect: dialect_arg(dialect)?,
+            keep_history,
         })
         .map_err(pool_error)?;
         Ok(RawPool { pool: Some(pool) })
@@ -158,7 +160,7 @@ impl RawPool {
     }
 
     /// Decides the next context: `{refs, extras, tokens, full_tokens, over_budget, compressed,
-    /// evicted, retrieved}`; `refs[i] < 2**31` is the index of a message sent unchanged,
+    /// evicted, retrieved, released_messages}`; `refs[i] < 2**31` is the index of a message sent unchanged,
     /// otherwise `extras[refs[i] - 2**31]` is a patched message or a summary to produce.
     #[pyo3(signature = (query=None))]
     fn context<'py>(
@@ -187,6 +189,7 @@ impl RawPool {
         out.set_item("compressed", ctx.compressed)?;
         out.set_item("evicted", ctx.evicted)?;
         out.set_item("retrieved", ctx.retrieved)?;
+        out.set_item("released_messages", ctx.released_messages)?;
         Ok(out)
     }
 
@@ -239,13 +242,13 @@ impl RawPool {
 
     /// The run so far in the native MemLens format (JSON Lines).
     fn export_trace(&mut self) -> PyResult<String> {
-        Ok(self.pool()?.export())
+        self.pool()?.export().map_err(pool_error)
     }
 
     /// The native-format lines not returned before (see `Pool::trace_lines`).
     #[pyo3(signature = (finish = false))]
     fn trace_lines(&mut self, finish: bool) -> PyResult<String> {
-        Ok(self.pool()?.trace_lines(finish))
+        self.pool()?.trace_lines(finish).map_err(pool_error)
     }
 
     /// Tokens of a text with this pool's encoding.

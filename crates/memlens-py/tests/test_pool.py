@@ -246,6 +246,35 @@ def test_count_tokens():
     assert "value" in memlens.builtin_policies() and "oracle" in memlens.builtin_policies()
 
 
+def test_keep_history_false_releases_what_was_given_up_and_writes_the_same_trace(tmp_path, tau):
+    records = json.loads(tau.read_text())
+    run = [records[0]["traj"][0]] + [
+        m for r in records[:20] for m in r["traj"] if m["role"] != "system"
+    ]
+    paths = [tmp_path / "kept.jsonl", tmp_path / "released.jsonl"]
+    kept = MemoryPool(model="gpt-4o", budget=2000, policy="window", trace_file=paths[0])
+    released = MemoryPool(
+        model="gpt-4o", budget=2000, policy="window", trace_file=paths[1], keep_history=False
+    )
+    for m in run:
+        if m["role"] == "assistant":
+            a, b = kept.context(), released.context()
+            # The very same dicts, in the same order: the window decides as before.
+            assert len(a) == len(b) and all(x is y for x, y in zip(a, b))
+        kept.add(m)
+        released.add(m)
+    assert released.stats()["dropped"] == kept.stats()["dropped"] > len(run) // 2
+    with pytest.raises(ValueError, match="whole history"):
+        released.export_trace()
+    with pytest.raises(ValueError, match="set_policy"):
+        released.set_policy("value")
+    kept.close()
+    released.close()
+    assert paths[1].read_text() == paths[0].read_text()
+    with pytest.raises(ValueError, match="cannot summarize"):
+        MemoryPool(budget=1000, keep_history=False, summarizer=lambda ms, n: "s")
+
+
 def test_trace_file_is_appended_as_the_run_goes_and_ends_equal_to_the_export(tmp_path, tau):
     records = json.loads(tau.read_text())
     path = tmp_path / "run.jsonl"

@@ -82,6 +82,12 @@ struct RawOptions {
     #[serde(default)]
     summarizer: bool,
     dialect: Option<Dialect>,
+    #[serde(default = "keep")]
+    keep_history: bool,
+}
+
+fn keep() -> bool {
+    true
 }
 
 /// The live memory pool (see `MemoryPool` in the package's docs).
@@ -92,7 +98,8 @@ pub struct RawPool {
 
 #[wasm_bindgen]
 impl RawPool {
-    /// `{model?, budget, policy?, summarizer?: boolean, dialect?: "openai" | "anthropic"}`.
+    /// `{model?, budget, policy?, summarizer?: boolean, dialect?: "openai" | "anthropic",
+    /// keepHistory?: boolean}`.
     #[wasm_bindgen(constructor)]
     pub fn new(options: JsValue) -> Result<RawPool, JsError> {
         let o: RawOptions = from_js(options, "options")?;
@@ -103,6 +110,7 @@ impl RawPool {
             policy: policy_from(&o.policy)?,
             summarizer: o.summarizer,
             dialect: o.dialect,
+            keep_history: o.keep_history,
         })
         .map_err(js_err)?;
         Ok(RawPool { pool })
@@ -157,6 +165,7 @@ impl RawPool {
             compressed: &'a [u32],
             evicted: &'a [u32],
             retrieved: &'a [u32],
+            released_messages: &'a [u32],
         }
         serde_json::to_string(&Out {
             refs,
@@ -167,6 +176,7 @@ impl RawPool {
             compressed: &ctx.compressed,
             evicted: &ctx.evicted,
             retrieved: &ctx.retrieved,
+            released_messages: &ctx.released_messages,
         })
         .map_err(js_err)
     }
@@ -214,14 +224,14 @@ impl RawPool {
 
     /// The run so far in the native MemLens format (JSON Lines).
     #[wasm_bindgen(js_name = exportTrace)]
-    pub fn export_trace(&self) -> String {
-        self.pool.export()
+    pub fn export_trace(&self) -> Result<String, JsError> {
+        self.pool.export().map_err(js_err)
     }
 
     /// The native-format lines not returned before (see `Pool::trace_lines`).
     #[wasm_bindgen(js_name = traceLines)]
-    pub fn trace_lines(&mut self, finish: bool) -> String {
-        self.pool.trace_lines(finish)
+    pub fn trace_lines(&mut self, finish: bool) -> Result<String, JsError> {
+        self.pool.trace_lines(finish).map_err(js_err)
     }
 
     /// Tokens of a text with this pool's encoding.

@@ -437,6 +437,38 @@ test("traceFile: the pool appends its trace as it runs; every step's file reads,
   p.free();
 });
 
+test("keepHistory: false releases what the policy gave up, writes the same traceFile, refuses what needs the history", () => {
+  // Twenty trajectories as one long run: most of it is given up under a 2,000-token window.
+  const run = [tau[0].traj[0], ...tau.slice(0, 20).flatMap((r) => r.traj.filter((m) => m.role !== "system"))];
+  const files = [true, false].map((keep) => join(tmpdir(), `memlens-keep-${keep}-${process.pid}.jsonl`));
+  files.forEach((f) => rmSync(f, { force: true }));
+  const kept = new MemoryPool({ model: "gpt-4o", budget: 2000, policy: "window", traceFile: files[0] });
+  const released = new MemoryPool({ model: "gpt-4o", budget: 2000, policy: "window", traceFile: files[1], keepHistory: false });
+  for (const m of run) {
+    if (m.role === "assistant") {
+      const a = kept.context();
+      const b = released.context();
+      // The very same objects, in the same order: the window decides as before.
+      assert.equal(b.length, a.length);
+      a.forEach((x, i) => assert.equal(b[i], x));
+    }
+    kept.add(m);
+    released.add(m);
+  }
+  assert.equal(released.stats().dropped, kept.stats().dropped);
+  assert.ok(released.stats().dropped > run.length / 2, "most of the run was given up");
+  assert.throws(() => released.exportTrace(), /export needs the pool's whole history/);
+  assert.throws(() => released.setPolicy("value"), /set_policy/);
+  kept.free();
+  released.free();
+  assert.equal(readFileSync(files[1], "utf8"), readFileSync(files[0], "utf8"));
+  files.forEach((f) => rmSync(f, { force: true }));
+  assert.throws(
+    () => new MemoryPool({ budget: 1000, keepHistory: false, summarizer: async () => "s" }),
+    /cannot summarize/,
+  );
+});
+
 test("a message goes in as JSON.stringify writes it; what it cannot write is a clear Error", () => {
   const pool = new MemoryPool({ model: "gpt-4o", budget: 1000 });
   // 129 levels: stringified fine, refused by the JSON reader's nesting limit, worded the same way.

@@ -71,6 +71,11 @@ impl Detector {
         Detector::default()
     }
 
+    /// True when the chunk was observed (as an input, or as an output after its call).
+    pub fn contains(&self, chunk: ChunkId) -> bool {
+        self.observed.contains_key(&chunk)
+    }
+
     /// An input chunk becomes a candidate target (call it once per chunk, in context order; calling
     /// it again for the same chunk id does nothing). A system prompt or tool definitions chunk is
     /// not a target: its tokens, quotes and terms are ignored as evidence from then on.

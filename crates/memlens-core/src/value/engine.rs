@@ -203,6 +203,20 @@ impl ValueEngine {
         best
     }
 
+    /// Copies what was learned about a chunk since it was added (its uses, label, host value and
+    /// pin) from another engine that holds it: how a forgetting policy engine rebuilds its value
+    /// engine from the chunks it still holds. Ignored when either engine lacks the chunk.
+    pub fn carry(&mut self, from: &ValueEngine, chunk: ChunkId) {
+        if let (Some(to), Some(old)) = (self.slot(chunk), from.slot(chunk)) {
+            let old = &from.entries[old];
+            let entry = &mut self.entries[to];
+            entry.uses = old.uses;
+            entry.label = old.label;
+            entry.host_value = old.host_value;
+            entry.pinned = old.pinned;
+        }
+    }
+
     /// Records that a later step used the chunk (ignored for a chunk not added).
     pub fn record_use(&mut self, chunk: ChunkId) {
         if let Some(s) = self.slot(chunk) {

@@ -215,7 +215,11 @@ class MemoryPool:
     ``summarizer`` an async function ``(messages, max_tokens) -> str`` for policies that
     summarize (used by ``acontext``); ``scorer`` a function ``(message, chunk_id, part) ->
     float | None`` giving chunks a value in [0, 1]; ``dialect`` ``"openai"`` or ``"anthropic"``
-    (detected per message when omitted).
+    (detected per message when omitted); ``trace_file`` a path the run is appended to (native
+    JSON Lines) after every step; ``keep_history=False`` releases what the policy has given up
+    for good once written to ``trace_file`` (at once without one), so memory follows the context
+    and the archive (``export_trace()`` and ``set_policy()`` then raise, and a summarizer is
+    refused).
     """
 
     def __init__(
@@ -228,6 +232,7 @@ class MemoryPool:
         scorer: Optional[Scorer] = None,
         dialect: Optional[str] = None,
         trace_file: Optional[Union[str, "os.PathLike[str]"]] = None,
+        keep_history: bool = True,
     ) -> None:
         if trace_file is not None and not isinstance(trace_file, (str, os.PathLike)):
             raise TypeError("trace_file must be a path")
@@ -243,6 +248,7 @@ class MemoryPool:
             policy=_policy_arg(policy),
             summarizer=summarizer is not None,
             dialect=dialect,
+            keep_history=bool(keep_history),
         )
         self._messages: List[Message] = []
         self._summarizer = summarizer
@@ -318,6 +324,9 @@ class MemoryPool:
             "evicted": list(c["evicted"]),
             "retrieved": list(c["retrieved"]),
         }
+        # A pool that does not keep its history released these: no context refers to them again.
+        for m in c["released_messages"]:
+            self._messages[m] = None
         return out
 
     def context(self, query: Optional[str] = None) -> List[Message]:

@@ -104,7 +104,7 @@ impl Engine {
         self.state.call
     }
 
-    /// True when the chunk was added.
+    /// True when the chunk was added (and, for a forgetting engine, not forgotten).
     pub fn contains(&self, chunk: ChunkId) -> bool {
         self.state.contains(chunk)
     }
@@ -161,6 +161,49 @@ impl Engine {
         s.compact(self.strategy.restores_dropped());
         s.call += 1;
         d
+    }
+
+    /// A chunk the engine holds (in the context or archived, or dropped but able to come back).
+    pub fn chunk(&self, chunk: ChunkId) -> Option<&Chunk> {
+        let i = self.state.position(chunk)?;
+        Some(&self.state.items[i].chunk)
+    }
+
+    /// Every chunk the engine holds, in arrival order (see [`Engine::chunk`]).
+    pub fn held_chunks(&self) -> impl Iterator<Item = &Chunk> {
+        self.state.items.iter().map(|it| &it.chunk)
+    }
+
+    /// Chunks the value engine holds now (without working off queued value work): for a
+    /// forgetting engine, at most the held chunks plus what was forgotten since its last rebuild.
+    pub fn value_entries(&self) -> usize {
+        self.state.value.len()
+    }
+
+    /// The text of the newest user message the engine holds: the default query.
+    pub fn newest_user_text(&self) -> Option<String> {
+        self.state.newest_user_text()
+    }
+
+    /// Makes the engine forget what it has given up for good, for a live pool whose history
+    /// is not kept: a chunk dropped (and not archived) is compacted away after the call as
+    /// always, and then its bookkeeping goes too, and the value engine's and reference
+    /// detector's entries with it (they are rebuilt from the live chunks once enough were
+    /// forgotten, so their memory follows the context and the archive, not the history).
+    /// Values are then measured against what the engine still holds (redundancy and BM25
+    /// statistics over live chunks), so decisions can differ a little from a remembering
+    /// engine's; strategies that do not read values decide exactly as before. Strategies that
+    /// re-trim the whole history every call (`langchain-trim`, `openai-keep-last-n`, as their
+    /// libraries do) never give anything up for good, so they forget nothing.
+    pub fn forget_dropped(&mut self) {
+        self.state.forgetting = true;
+    }
+
+    /// The chunks forgotten since the last call of this method (empty unless
+    /// [`Engine::forget_dropped`]), in the order they were forgotten: the host can release its
+    /// own copies.
+    pub fn take_forgotten(&mut self) -> Vec<ChunkId> {
+        std::mem::take(&mut self.state.forgotten)
     }
 
     /// Whether the engine's strategy is one MemLens owns (repaired to keep every invariant).

@@ -4,7 +4,7 @@
 
 use super::super::compress::CompressKind;
 use super::decision::{ContextEntry, Decision, EntryForm};
-use super::state::{State, Status, Summary};
+use super::state::{Item, State, Status, Summary};
 use crate::model::{Category, ChunkId};
 use crate::tokens::REPLY_PRIMING_TOKENS;
 use smallvec::SmallVec;
@@ -275,18 +275,35 @@ impl State {
     /// Removes items that cannot come back (dropped, unless the strategy `restores` dropped
     /// items; gone, always). The rest keep their order, so [`State::position`] still holds.
     pub(crate) fn compact(&mut self, restores: bool) {
-        let mut freed = 0u64;
-        self.items.retain(|it| {
-            let keep = match it.status {
-                Status::Gone => false,
-                Status::Dropped => restores,
-                Status::Active | Status::Archived => true,
-            };
-            if !keep && it.status == Status::Dropped {
-                freed += u64::from(it.chunk.tokens);
-            }
-            keep
-        });
+        let keep = |it: &Item| match it.status {
+            Status::Gone => false,
+            Status::Dropped => restores,
+            Status::Active | Status::Archived => true,
+        };
+        let freed: u64 = self
+            .items
+            .iter()
+            .filter(|it| it.status == Status::Dropped && !keep(it))
+            .map(|it| u64::from(it.chunk.tokens))
+            .sum();
         self.compacted_tokens += freed;
+        if !self.forgetting {
+            self.items.retain(keep);
+            return;
+        }
+        if self.items.iter().all(keep) {
+            return;
+        }
+        let mut removed = Vec::new();
+        let mut kept = Vec::with_capacity(self.items.len());
+        for it in std::mem::take(&mut self.items) {
+            if keep(&it) {
+                kept.push(it);
+            } else {
+                removed.push(it.chunk);
+            }
+        }
+        self.items = kept;
+        self.forget(removed);
     }
 }

@@ -114,7 +114,20 @@ pub(crate) struct State {
     pub(crate) summaries: Vec<Summary>,
     /// The newest timestamp seen: "now" for wall-clock ages (the core reads no clock).
     pub(crate) latest_time: Option<f64>,
+    /// A live pool that gives up its history: what is compacted away is forgotten too (see
+    /// [`State::forget`]).
+    pub(crate) forgetting: bool,
+    /// Chunks forgotten and not yet taken by the host ([`super::Engine::take_forgotten`]).
+    pub(crate) forgotten: Vec<ChunkId>,
+    /// Chunks forgotten since the value engine and detector were last rebuilt.
+    pub(crate) forgotten_since_rebuild: usize,
 }
+
+/// The value engine and reference detector are rebuilt from the live items once this many chunks
+/// (or twice the live items, if more) were forgotten since the last rebuild: their memory stays
+/// within a constant factor of the live items', and the rebuild's cost (re-analysing the live
+/// items) is spread over at least as many forgotten chunks.
+const REBUILD_AFTER_FORGOTTEN: usize = 1024;
 
 impl State {
     /// Fresh bookkeeping for a policy. Fails only on an invalid protection pattern.
@@ -155,6 +168,9 @@ impl State {
             recall: RecallIndex::new(),
             summaries: Vec::new(),
             latest_time: None,
+            forgetting: false,
+            forgotten: Vec::new(),
+            forgotten_since_rebuild: 0,
         })
     }
 
@@ -350,6 +366,60 @@ impl State {
             .rev()
             .find(|it| it.status != Status::Gone && it.chunk.category == Category::User)
             .map(|it| it.message);
+    }
+
+    /// Forgets chunks compacted away for good (forgetting engines only): their arrival order,
+    /// their queued value work, a tool result's pairing, and, every so often, their entries in
+    /// the value engine and the detector, which are rebuilt from the live items (carrying uses,
+    /// labels and host values). Values and references are then measured against what the
+    /// engine still holds: redundancy against live chunks, BM25 statistics over live chunks.
+    pub(crate) fn forget(&mut self, removed: Vec<Chunk>) {
+        if removed.is_empty() {
+            return;
+        }
+        let gone: foldhash::HashSet<ChunkId> = removed.iter().map(|c| c.id).collect();
+        for c in &removed {
+            self.seq_of.remove(&c.id);
+            // The pair is complete: the call's id is not looked up again.
+            if c.category == Category::ToolResult {
+                if let Some(id) = &c.meta.tool_call_id {
+                    self.unit_of_call_id.remove(id);
+                }
+            }
+        }
+        // Work queued for strategies that do not read values: a forgotten chunk's is dropped
+        // (its uses by outputs not yet detected are not counted).
+        self.backlog.retain_mut(|work| match work {
+            Deferred::Add { chunk, .. } => !gone.contains(&chunk.id),
+            Deferred::Outputs { chunks, .. } => {
+                chunks.retain(|c| !gone.contains(&c.id));
+                !chunks.is_empty()
+            }
+        });
+        self.forgotten_since_rebuild += removed.len();
+        self.forgotten.extend(removed.into_iter().map(|c| c.id));
+        if self.forgotten_since_rebuild >= REBUILD_AFTER_FORGOTTEN.max(2 * self.items.len()) {
+            self.rebuild_indexes();
+        }
+    }
+
+    /// A fresh value engine and detector holding the live items they held before, in arrival
+    /// order (the backlog still holds the rest), with their uses, labels and host values.
+    fn rebuild_indexes(&mut self) {
+        self.forgotten_since_rebuild = 0;
+        let fresh = ValueEngine::new(self.value.config().clone());
+        let old_value = std::mem::replace(&mut self.value, fresh);
+        let old_detector = std::mem::take(&mut self.detector);
+        for item in &self.items {
+            let id = item.chunk.id;
+            if old_detector.contains(id) {
+                self.detector.observe(&item.chunk);
+            }
+            if old_value.contains(id) {
+                self.value.add(&item.chunk, item.added_call, item.time);
+                self.value.carry(&old_value, id);
+            }
+        }
     }
 
     /// Labels a chunk for the value engine (and protection: important chunks are kept).
