@@ -293,7 +293,8 @@ pub struct Pool {
     /// Without `keep_history`: records dropped before any trace line was asked for (the trace
     /// can no longer be written whole).
     released_unwritten: bool,
-    /// Dropped chunks forgotten since (each counted once, in `stats.dropped`).
+    /// Dropped chunks the engine has forgotten (no longer in `dropped`; still counted once in
+    /// `stats.dropped`).
     dropped_forgotten: u32,
     /// Messages released since the latest context.
     newly_released: Vec<u32>,
