@@ -12,6 +12,8 @@ use memlens_core::tokens::TokenCounter;
 use memlens_import::{import, ImportOptions};
 use std::time::Instant;
 
+mod tau_stream;
+
 fn main() -> Result<(), String> {
     let mut args = std::env::args().skip(1);
     let mut path = args
@@ -184,21 +186,7 @@ fn engine_turns(policy: &str, history: u32) -> Result<(), String> {
 fn pool_turns(policy: &str, history: usize, file: &str) -> Result<(), String> {
     use memlens_core::policy::PolicyConfig;
     use memlens_pool::{Pool, PoolOptions};
-    let bytes = std::fs::read(file).map_err(|e| format!("{file}: {e}"))?;
-    let records: Vec<serde_json::Value> =
-        serde_json::from_slice(&bytes).map_err(|e| format!("{file}: {e}"))?;
-    let mut system = None;
-    let mut stream = Vec::new();
-    for r in &records {
-        for m in r["traj"].as_array().into_iter().flatten() {
-            if m["role"] == "system" {
-                system.get_or_insert_with(|| m.clone());
-            } else {
-                stream.push(m.clone());
-            }
-        }
-    }
-    let system = system.ok_or("no system message in the file")?;
+    let (system, stream) = tau_stream::read(file)?;
     let mut pool = Pool::new(PoolOptions {
         model: Some("gpt-4o".into()),
         budget: 8000,

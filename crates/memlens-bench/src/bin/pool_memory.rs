@@ -17,6 +17,9 @@ use memlens_pool::{Pool, PoolOptions};
 use std::alloc::System;
 use std::io::Write;
 
+#[path = "../tau_stream.rs"]
+mod tau_stream;
+
 #[global_allocator]
 static HEAP: Cap<System> = Cap::new(System, usize::MAX);
 
@@ -37,23 +40,7 @@ fn main() -> Result<(), String> {
             _ => return Err(usage.into()),
         }
     }
-    let bytes = std::fs::read(file).map_err(|e| format!("{file}: {e}"))?;
-    let records: Vec<serde_json::Value> =
-        serde_json::from_slice(&bytes).map_err(|e| format!("{file}: {e}"))?;
-    let mut system = None;
-    let mut stream = Vec::new();
-    for r in &records {
-        for m in r["traj"].as_array().into_iter().flatten() {
-            if m["role"] == "system" {
-                system.get_or_insert_with(|| m.clone());
-            } else {
-                stream.push(m.clone());
-            }
-        }
-    }
-    drop(records);
-    drop(bytes);
-    let system = system.ok_or("no system message in the file")?;
+    let (system, stream) = tau_stream::read(file)?;
     let mut out = match &trace {
         Some(path) => Some(std::fs::File::create(path).map_err(|e| format!("{path}: {e}"))?),
         None => None,

@@ -280,30 +280,28 @@ impl State {
             Status::Dropped => restores,
             Status::Active | Status::Archived => true,
         };
-        let freed: u64 = self
-            .items
-            .iter()
-            .filter(|it| it.status == Status::Dropped && !keep(it))
-            .map(|it| u64::from(it.chunk.tokens))
-            .sum();
-        self.compacted_tokens += freed;
-        if !self.forgetting {
-            self.items.retain(keep);
-            return;
-        }
-        if self.items.iter().all(keep) {
-            return;
-        }
+        // One pass over the items (this runs after every call): what goes is counted, and a
+        // forgetting engine keeps it to forget.
+        let forgetting = self.forgetting;
+        let mut freed = 0u64;
         let mut removed = Vec::new();
-        let mut kept = Vec::with_capacity(self.items.len());
-        for it in std::mem::take(&mut self.items) {
-            if keep(&it) {
-                kept.push(it);
-            } else {
-                removed.push(it.chunk);
+        self.items.retain_mut(|it| {
+            if keep(it) {
+                return true;
             }
-        }
-        self.items = kept;
+            if it.status == Status::Dropped {
+                freed += u64::from(it.chunk.tokens);
+            }
+            if forgetting {
+                // A tool result's call id: the pair is complete, the id is not looked up again.
+                let call_id = (it.chunk.category == Category::ToolResult)
+                    .then(|| it.chunk.meta.tool_call_id.take())
+                    .flatten();
+                removed.push((it.chunk.id, call_id));
+            }
+            false
+        });
+        self.compacted_tokens += freed;
         self.forget(removed);
     }
 }

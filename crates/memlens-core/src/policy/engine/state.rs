@@ -368,23 +368,21 @@ impl State {
             .map(|it| it.message);
     }
 
-    /// Forgets chunks compacted away for good (forgetting engines only): their arrival order,
-    /// their queued value work, a tool result's pairing, and, every so often, their entries in
+    /// Forgets chunks compacted away for good (forgetting engines only; each with its call id
+    /// when it is a tool result): their arrival order, their queued value work, a tool result's
+    /// pairing, and, every so often, their entries in
     /// the value engine and the detector, which are rebuilt from the live items (carrying uses,
     /// labels and host values). Values and references are then measured against what the
     /// engine still holds: redundancy against live chunks, BM25 statistics over live chunks.
-    pub(crate) fn forget(&mut self, removed: Vec<Chunk>) {
+    pub(crate) fn forget(&mut self, removed: Vec<(ChunkId, Option<String>)>) {
         if removed.is_empty() {
             return;
         }
-        let gone: foldhash::HashSet<ChunkId> = removed.iter().map(|c| c.id).collect();
-        for c in &removed {
-            self.seq_of.remove(&c.id);
-            // The pair is complete: the call's id is not looked up again.
-            if c.category == Category::ToolResult {
-                if let Some(id) = &c.meta.tool_call_id {
-                    self.unit_of_call_id.remove(id);
-                }
+        let gone: foldhash::HashSet<ChunkId> = removed.iter().map(|(id, _)| *id).collect();
+        for (id, result_of_call) in &removed {
+            self.seq_of.remove(id);
+            if let Some(call_id) = result_of_call {
+                self.unit_of_call_id.remove(call_id);
             }
         }
         // Work queued for strategies that do not read values: a forgotten chunk's is dropped
@@ -397,7 +395,7 @@ impl State {
             }
         });
         self.forgotten_since_rebuild += removed.len();
-        self.forgotten.extend(removed.into_iter().map(|c| c.id));
+        self.forgotten.extend(removed.into_iter().map(|(id, _)| id));
         if self.forgotten_since_rebuild >= REBUILD_AFTER_FORGOTTEN.max(2 * self.items.len()) {
             self.rebuild_indexes();
         }
