@@ -656,6 +656,8 @@ impl Pool {
                 .map(|c| c.id)
                 .filter(|id| held.contains_key(id))
                 .collect();
+            // Every chunk of the latest decision is held: compaction, the only place the engine
+            // forgets, runs in the same `context` call and keeps what that context sent.
             return validate::check(|id| held[&id], &full, d);
         }
         let chunks = &self.builder.trace().chunks;
