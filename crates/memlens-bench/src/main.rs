@@ -241,6 +241,14 @@ fn pool_turns(policy: &str, history: usize, file: &str) -> Result<(), String> {
             "slow turn {t}: add {add:.0} µs, context {context:.0} µs, {chunks} chunks after it"
         );
     }
+    // The median of each half apart: where a turn's time goes (adding the message: counting,
+    // analysis, indexes; or deciding the context).
+    let median_of = |part: fn(&(f64, f64, u32)) -> f64| {
+        let mut v: Vec<f64> = turns_seen.iter().map(part).collect();
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).copied().unwrap_or(0.0)
+    };
+    let (add_median, context_median) = (median_of(|t| t.0), median_of(|t| t.1));
     times.sort_by(f64::total_cmp);
     let at = |q: f64| {
         times
@@ -249,7 +257,7 @@ fn pool_turns(policy: &str, history: usize, file: &str) -> Result<(), String> {
             .unwrap_or(0.0)
     };
     println!(
-        "{{\"policy\":\"{policy}\",\"history\":{history},\"mean_us\":{mean:.1},\"mean_after_first_us\":{mean_after_first:.1},\"median_us\":{:.1},\"p99_us\":{:.1},\"max_us\":{:.1},\"context_messages_mean\":{:.1}}}",
+        "{{\"policy\":\"{policy}\",\"history\":{history},\"mean_us\":{mean:.1},\"mean_after_first_us\":{mean_after_first:.1},\"median_us\":{:.1},\"p99_us\":{:.1},\"max_us\":{:.1},\"context_messages_mean\":{:.1},\"add_median_us\":{add_median:.1},\"context_median_us\":{context_median:.1}}}",
         at(0.5),
         at(0.99),
         at(1.0),

@@ -5,7 +5,6 @@ use super::decision::Decision;
 use super::state::{State, Status};
 use crate::model::Category;
 use crate::recall::{RecallIndex, RecallParams};
-use std::collections::HashMap;
 
 impl State {
     /// Switches the archive's index to the light analysis (no word vectors, light stemmer) and
@@ -47,47 +46,66 @@ impl State {
             ..RecallParams::default()
         };
         let scores = self.recall.scores(query, &params);
-        let mut candidates: Vec<(f32, usize)> = scores
-            .into_iter()
-            .enumerate()
-            .filter(|(_, s)| *s > 0.0)
-            .filter_map(|(doc, s)| Some((s, self.position(self.doc_chunk[doc])?)))
-            .filter(|(_, i)| self.items[*i].status == Status::Archived)
-            .collect();
-        candidates.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        // Archived units and their members, found once.
-        let mut archived: HashMap<u32, Vec<usize>> = HashMap::new();
-        for (j, it) in self.items.iter().enumerate() {
-            if it.status == Status::Archived {
-                archived.entry(it.unit).or_default().push(j);
-            }
-        }
         let mut total = self.active_tokens();
+        // What fits now: a document whose own item is larger can never be taken (the room only
+        // shrinks below). Once the context is full that is most of what the query matched.
+        let room = u64::from(self.options.budget).saturating_sub(total);
+        // Best first; ties: the earlier item first (documents are numbered in the order their
+        // items arrived, so the document order is the item order).
+        let mut candidates: Vec<Candidate> = scores
+            .iter()
+            .enumerate()
+            .filter(|&(doc, s)| {
+                *s > 0.0
+                    && self
+                        .doc_tokens
+                        .get(doc)
+                        .is_some_and(|&t| u64::from(t) <= room)
+            })
+            .map(|(doc, &score)| Candidate {
+                score,
+                doc: doc as u32,
+            })
+            .collect();
+        if candidates.is_empty() || offload.top_k == 0 {
+            return;
+        }
+        // The keys are distinct (one per document), so an unstable sort gives the one order.
+        candidates.sort_unstable_by(|a, b| b.cmp(a));
+        let mut candidates = candidates.into_iter();
+        let archived = self.archived_pairs();
         let mut taken: Vec<(usize, u64, u32)> = Vec::new(); // (first member, tokens, unit)
-        for (_, i) in candidates {
-            if taken.len() >= offload.top_k {
+        while taken.len() < offload.top_k {
+            let Some(Candidate { doc, .. }) = candidates.next() else {
                 break;
+            };
+            // Past what is left without finding its item: the usual case once a few are taken.
+            let own = self
+                .doc_tokens
+                .get(doc as usize)
+                .copied()
+                .unwrap_or(u32::MAX);
+            if total + u64::from(own) > u64::from(self.options.budget) {
+                continue;
+            }
+            let Some(i) = self.position(self.doc_chunk[doc as usize]) else {
+                continue;
+            };
+            if self.items[i].status != Status::Archived {
+                continue;
             }
             let unit = self.items[i].unit;
             if taken.iter().any(|t| t.2 == unit) {
                 continue;
             }
-            let Some(members) = archived.get(&unit) else {
-                continue;
-            };
-            let tokens: u64 = members
-                .iter()
-                .map(|&j| u64::from(self.items[j].tokens))
-                .sum();
+            let members = members(&archived, unit);
+            let tokens = self.tokens_of(members);
             if total + tokens > u64::from(self.options.budget) {
                 continue;
             }
             total += tokens;
-            taken.push((
-                members.iter().copied().min().unwrap_or(usize::MAX),
-                tokens,
-                unit,
-            ));
+            // `members` holds item `i`, so it is not empty.
+            taken.push((members[0].1, tokens, unit));
         }
         // The context must still start on a user message: in position order, a retrieved unit
         // that would come first without being a user turn brings the user turn before it (the
@@ -106,9 +124,7 @@ impl State {
                 let lead_unit = lead
                     .map(|j| self.items[j].unit)
                     .filter(|u| !chosen.contains(u));
-                let lead_tokens: u64 = lead_unit.and_then(|u| archived.get(&u)).map_or(0, |m| {
-                    m.iter().map(|&j| u64::from(self.items[j].tokens)).sum()
-                });
+                let lead_tokens = lead_unit.map_or(0, |u| self.tokens_of(members(&archived, u)));
                 match (lead, lead_unit) {
                     (Some(j), Some(u)) if total + lead_tokens <= u64::from(self.options.budget) => {
                         total += lead_tokens;
@@ -127,10 +143,64 @@ impl State {
         chosen.sort_unstable();
         chosen.dedup();
         for unit in chosen {
-            if let Some(members) = archived.get(&unit) {
-                d.retrieved
-                    .extend(members.iter().map(|&j| self.items[j].chunk.id));
-            }
+            d.retrieved.extend(
+                members(&archived, unit)
+                    .iter()
+                    .map(|&(_, j)| self.items[j].chunk.id),
+            );
         }
+    }
+
+    /// `(unit, item)` for every archived item, sorted: each unit's archived items are one run,
+    /// in item order ([`members`] finds it).
+    fn archived_pairs(&self) -> Vec<(u32, usize)> {
+        let mut pairs: Vec<(u32, usize)> = self
+            .items
+            .iter()
+            .enumerate()
+            .filter(|(_, it)| it.status == Status::Archived)
+            .map(|(i, it)| (it.unit, i))
+            .collect();
+        // Unit ids follow their first item, so the pairs are nearly sorted already.
+        pairs.sort_unstable();
+        pairs
+    }
+
+    fn tokens_of(&self, members: &[(u32, usize)]) -> u64 {
+        members
+            .iter()
+            .map(|&(_, j)| u64::from(self.items[j].tokens))
+            .sum()
+    }
+}
+
+/// The archived items of `unit`, from [`State::archived_pairs`] (empty when it has none).
+fn members(pairs: &[(u32, usize)], unit: u32) -> &[(u32, usize)] {
+    let start = pairs.partition_point(|p| p.0 < unit);
+    let end = start + pairs[start..].partition_point(|p| p.0 == unit);
+    &pairs[start..end]
+}
+
+/// A document the query matched, ordered best first: higher score, then the earlier document.
+#[derive(PartialEq)]
+struct Candidate {
+    score: f32,
+    doc: u32,
+}
+
+impl Eq for Candidate {}
+
+impl PartialOrd for Candidate {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Candidate {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        // Greater is better: the higher score, and among equals the lower document.
+        self.score
+            .total_cmp(&other.score)
+            .then(other.doc.cmp(&self.doc))
     }
 }

@@ -146,6 +146,10 @@ impl State {
         }
         let saved = u64::from(self.items[i].tokens - tokens);
         self.items[i].tokens = tokens;
+        // Its archive document is numbered like its `seq` (none without an archive).
+        if let Some(t) = self.doc_tokens.get_mut(self.items[i].seq as usize) {
+            *t = tokens;
+        }
         self.items[i].compressed = Some((kind, text));
         d.compressed.push(self.items[i].chunk.id);
         saved

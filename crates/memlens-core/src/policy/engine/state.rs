@@ -86,6 +86,10 @@ pub(crate) struct State {
     pub(crate) seq_of: HashMap<ChunkId, u64>,
     /// BM25 document id -> chunk.
     pub(crate) doc_chunk: Vec<ChunkId>,
+    /// BM25 document id -> its item's tokens now (kept in step with compression), so retrieval
+    /// can pass over a document that cannot fit without finding its item. Documents are numbered
+    /// by arrival like `seq` (every chunk gets one when the policy has an archive).
+    pub(crate) doc_tokens: Vec<u32>,
     pub(crate) next_seq: u64,
     /// Tokens of dropped items compacted away (still part of "keeping everything").
     pub(crate) compacted_tokens: u64,
@@ -153,6 +157,7 @@ impl State {
             items: Vec::new(),
             seq_of: HashMap::new(),
             doc_chunk: Vec::new(),
+            doc_tokens: Vec::new(),
             next_seq: 0,
             compacted_tokens: 0,
             unit_of_call_id: HashMap::new(),
@@ -276,7 +281,9 @@ impl State {
                 chunk.tokens,
             ) as u32;
             debug_assert_eq!(doc as usize, self.doc_chunk.len());
+            debug_assert_eq!(u64::from(doc), self.next_seq);
             self.doc_chunk.push(chunk.id);
+            self.doc_tokens.push(chunk.tokens);
         }
         self.next_seq += 1;
         self.items.push(Item {
