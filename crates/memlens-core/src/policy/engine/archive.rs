@@ -50,28 +50,10 @@ impl State {
         // What fits now: a document whose own item is larger can never be taken (the room only
         // shrinks below). Once the context is full that is most of what the query matched.
         let room = u64::from(self.options.budget).saturating_sub(total);
-        // Best first; ties: the earlier item first (documents are numbered in the order their
-        // items arrived, so the document order is the item order).
-        let mut candidates: Vec<Candidate> = scores
-            .iter()
-            .enumerate()
-            .filter(|&(doc, s)| {
-                *s > 0.0
-                    && self
-                        .doc_tokens
-                        .get(doc)
-                        .is_some_and(|&t| u64::from(t) <= room)
-            })
-            .map(|(doc, &score)| Candidate {
-                score,
-                doc: doc as u32,
-            })
-            .collect();
+        let candidates = self.candidates(&scores, room);
         if candidates.is_empty() || offload.top_k == 0 {
             return;
         }
-        // The keys are distinct (one per document), so an unstable sort gives the one order.
-        candidates.sort_unstable_by(|a, b| b.cmp(a));
         let mut candidates = candidates.into_iter();
         let archived = self.archived_pairs();
         let mut taken: Vec<(usize, u64, u32)> = Vec::new(); // (first member, tokens, unit)
@@ -149,6 +131,30 @@ impl State {
                     .map(|&(_, j)| self.items[j].chunk.id),
             );
         }
+    }
+
+    /// The documents the query matched (`scores`, by document) whose own item fits in `room`,
+    /// best first; ties: the earlier item first (documents are numbered in the order their items
+    /// arrived, so the document order is the item order).
+    fn candidates(&self, scores: &[f32], room: u64) -> Vec<Candidate> {
+        let mut candidates: Vec<Candidate> = scores
+            .iter()
+            .enumerate()
+            .filter(|&(doc, s)| {
+                *s > 0.0
+                    && self
+                        .doc_tokens
+                        .get(doc)
+                        .is_some_and(|&t| u64::from(t) <= room)
+            })
+            .map(|(doc, &score)| Candidate {
+                score,
+                doc: doc as u32,
+            })
+            .collect();
+        // The keys are distinct (one per document), so an unstable sort gives the one order.
+        candidates.sort_unstable_by(|a, b| b.cmp(a));
+        candidates
     }
 
     /// `(unit, item)` for every archived item, sorted: each unit's archived items are one run,
