@@ -210,3 +210,70 @@ impl Ord for Candidate {
             .then(other.doc.cmp(&self.doc))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::model::Category;
+    use crate::policy::strategy::testing::{builtin, engine, Script};
+    use crate::policy::PolicyConfig;
+
+    /// Retrieval passes over an archived document by the tokens kept beside it: they must be its
+    /// item's tokens now, after compression too (no built-in policy both compresses and archives,
+    /// so the data sets' replays do not check it).
+    #[test]
+    fn archive_documents_know_their_items_tokens_after_compression() {
+        let policy = PolicyConfig {
+            name: "offload-compress".into(),
+            compress: builtin("value-compress").compress,
+            ..builtin("value-offload")
+        };
+        let mut engine = engine(policy, 1_500);
+        let mut script = Script::default();
+        script.msg("sys", Category::System, 50);
+        for k in 0..12 {
+            let (call, result) = (format!("c{k}"), format!("r{k}"));
+            let fields: Vec<String> = (0..20)
+                .map(|f| format!("    \"field_{f}\":   \"order {k} value {f}\""))
+                .collect();
+            script
+                .msg(&format!("u{k}"), Category::User, 20)
+                .content(&format!("Where is order {k}?"))
+                .call(&call, "lookup", 30, true)
+                .result(&result, &call, "lookup", 400)
+                .content(&format!("{{\n{}\n}}", fields.join(",\n")));
+        }
+        let mut compressed = 0;
+        let mut archived = 0;
+        for (n, c) in script.chunks.iter().enumerate() {
+            engine.add(c);
+            if c.category != Category::ToolResult {
+                continue;
+            }
+            let query = format!("order {}", n % 5);
+            engine.context(Some(&query));
+            let state = &engine.state;
+            for it in &state.items {
+                assert_eq!(
+                    state.doc_tokens[it.seq as usize], it.tokens,
+                    "document of {}",
+                    it.chunk.key
+                );
+            }
+            compressed += state
+                .items
+                .iter()
+                .filter(|it| it.compressed.is_some())
+                .count();
+            archived += state
+                .items
+                .iter()
+                .filter(|it| it.status == super::Status::Archived)
+                .count();
+        }
+        // The case the test is for happened: items compressed, and an archive to search.
+        assert!(
+            compressed > 0 && archived > 0,
+            "{compressed} compressed, {archived} archived"
+        );
+    }
+}
