@@ -6,15 +6,6 @@ use memlens_core::analysis::{
 use memlens_core::policy::PolicyConfig;
 use serde::{Deserialize, Serialize};
 
-/// What a [`Request::Replays`] is for; the page routes the reply by it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum ReplaysFor {
-    /// The static report's policy comparison.
-    Report,
-    /// The simulator's frontier of tokens saved against calls with a miss.
-    Frontier,
-}
-
 /// What the page asks the worker. Externally tagged (`{"import": {...}}`, `"append"`), as
 /// [`Response`] is, for the same reason.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -113,18 +104,26 @@ pub enum Request {
         /// The call.
         call: u32,
     },
-    /// Replays of every policy at every budget, totals only: for the static report (what
-    /// `memlens report` compares) or the simulator's frontier (what `memlens compare --frontier`
-    /// marks).
+    /// Replays of every policy at every budget, totals only: the simulator's frontier of tokens
+    /// saved against calls with a miss (what `memlens compare --frontier` marks).
     Replays {
-        /// What the replays are for (the reply says it back).
-        purpose: ReplaysFor,
         /// Index of the trace.
         trace: usize,
         /// The policies.
         policies: Vec<PolicyConfig>,
         /// The budgets.
         budgets: Vec<u32>,
+    },
+    /// The static report of one trace, as `memlens report FILE --trace ID` writes it: the worker
+    /// analyzes, replays the report's policies at its budgets and draws the page (its text
+    /// measured as the CLI measures it, so the file is the CLI's).
+    Report {
+        /// Index of the trace.
+        trace: usize,
+        /// The analysis options the page shows the trace with.
+        options: AnalysisOptions,
+        /// The file's name, the report's title.
+        source: String,
     },
     /// One call's input broken down, and its change from the previous call.
     CallView {
@@ -269,10 +268,15 @@ pub enum Response {
         /// The replays.
         views: Vec<SimView>,
     },
+    /// The static report: one HTML page.
+    Report {
+        /// The page.
+        html: String,
+        /// The name to download it as (`ID.report.html`).
+        file_name: String,
+    },
     /// Each policy's totals at each budget, policy by policy.
     Replays {
-        /// What they were asked for.
-        purpose: ReplaysFor,
         /// Index of the trace.
         trace: usize,
         /// `(policy, budget, totals)`.

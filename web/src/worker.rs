@@ -1,11 +1,13 @@
 //! The worker: holds the imported traces and answers [`Request`]s with the core's results.
 
-use crate::protocol::{LiveStatus, PhaseTimes, ReplaysFor, Request, Response};
+use crate::protocol::{LiveStatus, PhaseTimes, Request, Response};
 use memlens_core::analysis::{
     analyze, call_view, context_at, simulate_view, simulated_compactions, trace_entries,
+    AnalysisOptions,
 };
 use memlens_core::assets::Asset;
 use memlens_core::cost::PriceTable;
+use memlens_core::policy::PolicyConfig;
 use memlens_core::references::{detect, AccessGraph};
 use memlens_core::Trace;
 use memlens_import::follow::{is_followable, Follower};
@@ -306,6 +308,43 @@ fn graph_of(state: &mut State, index: usize) -> Result<(), String> {
     Ok(())
 }
 
+/// The static report of one trace, as `memlens report FILE --trace ID` writes it: the report's
+/// default policies replayed at its default budgets.
+fn report(
+    trace: &Trace,
+    graph: &AccessGraph,
+    prices: &PriceTable,
+    options: &AnalysisOptions,
+    source: &str,
+) -> Result<Response, String> {
+    let analysis = analyze(trace, prices, options);
+    let mut comparison = Vec::new();
+    for name in memlens_report::DEFAULT_POLICIES {
+        let policy = PolicyConfig::builtin(name).map_err(|e| e.to_string())?;
+        for budget in memlens_report::DEFAULT_BUDGETS {
+            let v =
+                simulate_view(trace, graph, &policy, budget, prices).map_err(|e| e.to_string())?;
+            comparison.push(memlens_report::PolicyResult {
+                policy: v.policy,
+                budget: v.budget,
+                totals: v.totals,
+            });
+        }
+    }
+    let html = memlens_report::render(&memlens_report::ReportInput {
+        source,
+        traces: std::slice::from_ref(&analysis),
+        detail: &[0],
+        comparison: &comparison,
+        generator: concat!("memlens ", env!("CARGO_PKG_VERSION")),
+    });
+    let stem = analysis.summary.figures.id.replace(['/', ' '], "-");
+    Ok(Response::Report {
+        html,
+        file_name: format!("{stem}.report.html"),
+    })
+}
+
 fn handle(scope: &DedicatedWorkerGlobalScope, request: Request, payload: JsValue) {
     let during = match &request {
         Request::Import { .. } | Request::ImportFiles { .. } => "import",
@@ -319,10 +358,8 @@ fn handle(scope: &DedicatedWorkerGlobalScope, request: Request, payload: JsValue
         Request::Compare { .. } => "compare",
         Request::Diff { .. } => "diff",
         Request::CallView { .. } => "call view",
-        Request::Replays { purpose, .. } => match purpose {
-            ReplaysFor::Report => "report",
-            ReplaysFor::Frontier => "frontier",
-        },
+        Request::Replays { .. } => "frontier",
+        Request::Report { .. } => "report",
         Request::ProtocolBench { .. } => "protocol measurement",
     };
     let result = STATE.with(|s| {
@@ -586,7 +623,6 @@ fn answer(
             Ok(Response::Compare { views })
         }
         Request::Replays {
-            purpose,
             trace,
             policies,
             budgets,
@@ -600,11 +636,16 @@ fn answer(
                     results.push((v.policy, v.budget, v.totals));
                 }
             }
-            Ok(Response::Replays {
-                purpose,
-                trace,
-                results,
-            })
+            Ok(Response::Replays { trace, results })
+        }
+        Request::Report {
+            trace,
+            options,
+            source,
+        } => {
+            graph_of(state, trace)?;
+            let (t, g) = (trace_of(state, trace)?, &state.graphs[&trace]);
+            report(t, g, &prices, &options, &source)
         }
         Request::Diff {
             trace,

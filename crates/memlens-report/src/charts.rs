@@ -4,6 +4,7 @@
 //! cannot push them over the plot.
 
 use crate::fmt::{compact, truncate};
+use crate::text::{legend, Corner, Estimated};
 use crate::PolicyResult;
 use memlens_core::analysis::Analysis;
 use memlens_core::Category;
@@ -70,16 +71,33 @@ fn err(e: impl std::fmt::Display) -> String {
 fn draw(
     width: u32,
     height: u32,
-    paint: impl FnOnce(&DrawingArea<SVGBackend<'_>, Shift>) -> Result<(), String>,
+    paint: impl FnOnce(&DrawingArea<Estimated<SVGBackend<'_>>, Shift>) -> Result<(), String>,
 ) -> Svg {
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
+        let root =
+            Estimated(SVGBackend::with_string(&mut svg, (width, height))).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
         paint(&root)?;
         root.present().map_err(err)?;
     }
     Ok(svg)
+}
+
+/// The legend of a chart's series, in a corner of its plotting area.
+fn legend_box<DB: DrawingBackend, CT: plotters::coord::CoordTranslate>(
+    chart: &ChartContext<'_, DB, CT>,
+    entries: &[(String, RGBColor)],
+    corner: Corner,
+) -> Result<(), String> {
+    legend(
+        &chart.plotting_area().strip_coord_spec(),
+        entries,
+        corner,
+        TextStyle::from((FONT, 12).into_font()),
+        WHITE.mix(0.85).into(),
+        AXIS.into(),
+    )
 }
 
 /// Per call, the counted input stacked by category (framing on top), with a marker before each
@@ -112,6 +130,7 @@ pub(crate) fn growth(a: &Analysis) -> Svg {
             .draw()
             .map_err(err)?;
         let half = if n > 150 { 0.5 } else { 0.4 };
+        let mut entries = Vec::new();
         for (col, &category) in a.categories.iter().enumerate() {
             let color = category_color(category);
             let bars = a.calls.iter().enumerate().filter_map(|(i, call)| {
@@ -125,13 +144,8 @@ pub(crate) fn growth(a: &Analysis) -> Svg {
                     )
                 })
             });
-            chart
-                .draw_series(bars)
-                .map_err(err)?
-                .label(category.as_str())
-                .legend(move |(x, y)| {
-                    Rectangle::new([(x, y - 5), (x + 10, y + 5)], color.filled())
-                });
+            chart.draw_series(bars).map_err(err)?;
+            entries.push((category.as_str().to_string(), color));
         }
         let framing = a
             .calls
@@ -146,11 +160,8 @@ pub(crate) fn growth(a: &Analysis) -> Svg {
                     FRAMING.filled(),
                 )
             });
-        chart
-            .draw_series(framing)
-            .map_err(err)?
-            .label("framing")
-            .legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], FRAMING.filled()));
+        chart.draw_series(framing).map_err(err)?;
+        entries.push(("framing".to_string(), FRAMING));
         for c in &a.compactions {
             let x = f64::from(c.first_call) - 0.5;
             chart
@@ -160,14 +171,7 @@ pub(crate) fn growth(a: &Analysis) -> Svg {
                 )))
                 .map_err(err)?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.85))
-            .border_style(AXIS)
-            .label_font((FONT, 12))
-            .draw()
-            .map_err(err)
+        legend_box(&chart, &entries, Corner::UpperLeft)
     })
 }
 
@@ -376,6 +380,7 @@ pub(crate) fn policies(results: &[PolicyResult]) -> Option<Svg> {
             .draw()
             .map_err(err)?;
         let width = 0.8 / budgets.len() as f64;
+        let mut entries = Vec::new();
         for (b, &budget) in budgets.iter().enumerate() {
             let color = SERIES[b % SERIES.len()];
             let bars = results
@@ -389,13 +394,8 @@ pub(crate) fn policies(results: &[PolicyResult]) -> Option<Svg> {
                         color.filled(),
                     ))
                 });
-            chart
-                .draw_series(bars)
-                .map_err(err)?
-                .label(format!("budget {budget}"))
-                .legend(move |(x, y)| {
-                    Rectangle::new([(x, y - 5), (x + 10, y + 5)], color.filled())
-                });
+            chart.draw_series(bars).map_err(err)?;
+            entries.push((format!("budget {budget}"), color));
         }
         // Policy names under their groups (the x axis is continuous, so they are placed by hand).
         let style = TextStyle::from((FONT, 12).into_font()).color(&AXIS).pos(
@@ -409,13 +409,6 @@ pub(crate) fn policies(results: &[PolicyResult]) -> Option<Svg> {
             root.draw(&Text::new(truncate(name, 16), (x, y + 8), style.clone()))
                 .map_err(err)?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(AXIS)
-            .label_font((FONT, 12))
-            .draw()
-            .map_err(err)
+        legend_box(&chart, &entries, Corner::UpperRight)
     }))
 }

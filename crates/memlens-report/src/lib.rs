@@ -39,6 +39,7 @@
 
 mod charts;
 pub mod fmt;
+mod text;
 
 use charts::Svg;
 use fmt::{escape, int, pct, truncate, usd};

@@ -11,7 +11,7 @@ mod projection;
 mod sim;
 mod views;
 
-use crate::protocol::{ReplaysFor, Request, Response};
+use crate::protocol::{Request, Response};
 use gloo_storage::{LocalStorage as BrowserStorage, Storage as _};
 use leptos::ev;
 use leptos::prelude::*;
@@ -431,28 +431,22 @@ impl Ctx {
     }
 
     /// Writes the static report of the analyzed trace (what `memlens report FILE --trace ID`
-    /// writes): the worker replays the report's policies at its budgets, the page draws it.
+    /// writes): the worker replays the report's policies at its budgets and draws it.
     pub fn export_report(&self) {
         let Some(trace) = self.trace.get_untracked() else {
             return;
         };
-        let mut policies = Vec::new();
-        for name in memlens_report::DEFAULT_POLICIES {
-            match memlens_core::policy::PolicyConfig::builtin(name) {
-                Ok(p) => policies.push(p),
-                Err(e) => {
-                    self.error.set(Some(e.to_string()));
-                    return;
-                }
-            }
-        }
+        let source = self
+            .loaded
+            .get_untracked()
+            .map(|l| l.name.rsplit('/').next().unwrap_or(&l.name).to_string())
+            .unwrap_or_default();
         self.busy.set(Some("replaying for the report…".into()));
         self.send(
-            &Request::Replays {
-                purpose: ReplaysFor::Report,
+            &Request::Report {
                 trace,
-                policies,
-                budgets: memlens_report::DEFAULT_BUDGETS.to_vec(),
+                options: self.options.get_untracked(),
+                source,
             },
             JsValue::UNDEFINED,
         );
@@ -652,47 +646,15 @@ impl Ctx {
                     self.call_view.set(view.map(|v| Arc::new(*v)));
                 }
             }
-            Response::Replays {
-                purpose: ReplaysFor::Frontier,
-                trace,
-                results,
-            } => {
+            Response::Replays { trace, results } => {
                 self.busy.set(None);
                 if self.trace.get_untracked() == Some(trace) {
                     self.frontier.set(results);
                 }
             }
-            Response::Replays {
-                purpose: ReplaysFor::Report,
-                trace,
-                results,
-            } => {
+            Response::Report { html, file_name } => {
                 self.busy.set(None);
-                let Some(data) = self.data.get_untracked().filter(|d| d.trace == trace) else {
-                    return;
-                };
-                let comparison: Vec<memlens_report::PolicyResult> = results
-                    .into_iter()
-                    .map(|(policy, budget, totals)| memlens_report::PolicyResult {
-                        policy,
-                        budget,
-                        totals,
-                    })
-                    .collect();
-                let source = self
-                    .loaded
-                    .get_untracked()
-                    .map(|l| l.name.rsplit('/').next().unwrap_or(&l.name).to_string())
-                    .unwrap_or_default();
-                let html = memlens_report::render(&memlens_report::ReportInput {
-                    source: &source,
-                    traces: std::slice::from_ref(&data.analysis),
-                    detail: &[0],
-                    comparison: &comparison,
-                    generator: concat!("memlens ", env!("CARGO_PKG_VERSION")),
-                });
-                let stem = data.analysis.summary.figures.id.replace(['/', ' '], "-");
-                sim::download(&format!("{stem}.report.html"), &html, "text/html");
+                sim::download(&file_name, &html, "text/html");
             }
             Response::Exported { text, redaction } => {
                 self.busy.set(None);

@@ -2,7 +2,7 @@
 
 use super::fmt::{int, pct, usd};
 use super::{ctx, Data};
-use crate::protocol::{ReplaysFor, Request};
+use crate::protocol::Request;
 use leptos::prelude::*;
 use memlens_core::analysis::{Fate, SimView};
 use memlens_core::policy::{Cleanup, PolicyConfig, QuotaOrder, StrategyKind, BUILTIN};
@@ -533,7 +533,6 @@ pub fn Simulator(data: Arc<Data>) -> impl IntoView {
             .set(Some("replaying every policy at every budget…".into()));
         ctx.send(
             &Request::Replays {
-                purpose: ReplaysFor::Frontier,
                 trace,
                 policies,
                 budgets,
