@@ -12,7 +12,13 @@ every MemLens policy. No budget: like the oracle, the rule drops whether or not 
 over budget.
 
     target/release/memlens labels-from-hindsight TRACE.json --model gpt-4o -o /tmp/labels.csv
-    python3 scripts/hindsight_ceiling.py /tmp/labels.csv [--fine] [--max-miss 0.01]
+    python3 scripts/hindsight_ceiling.py /tmp/labels.csv [--fine] [--max-miss 0.01] \
+        [--trace TRACE.json]
+
+With `--trace` (tau-bench's file: a list of `{task_id, trial, traj}`), three more features a live
+engine has join the segment: the chunk's size (tokens: <32, 32-127, 128-511, 512+), whether it
+shares an identifier (a word with a digit, e.g. a reservation or user id) with the newest user
+message of the call, and how many content words it shares with that message (0, 1-2, 3+).
 
 Prints the frontier (saved share of all input tokens, share of calls with a miss) as segments
 are added, and the most saved within the miss ceiling.
@@ -20,7 +26,41 @@ are added, and the most saved within the miss ceiling.
 import argparse
 import collections
 import csv
+import json
+import re
 import sys
+
+WORD = re.compile(r"[A-Za-z0-9_]+")
+STOP = set("""the and for you your are with that this have has was were will would can could
+please thank thanks what when where which there their them they then than from into about
+would like just also need want know okay sure yes""".split())
+
+
+def words(text):
+    """(identifiers, content words) of a text: identifiers hold a digit; words are >= 4 letters."""
+    ids, content = set(), set()
+    for w in WORD.findall(text or ""):
+        lw = w.lower()
+        if any(ch.isdigit() for ch in w) and len(w) >= 3:
+            ids.add(lw)
+        elif len(lw) >= 4 and lw not in STOP:
+            content.add(lw)
+    return ids, content
+
+
+def message_texts(path):
+    """trace id -> message index -> (identifiers, content words) of its text or tool call."""
+    out = {}
+    for rec in json.load(open(path)):
+        tid = f"task-{rec['task_id']}-trial-{rec['trial']}"
+        texts = []
+        for m in rec["traj"]:
+            parts = [m.get("content") or ""]
+            for c in m.get("tool_calls") or []:
+                parts.append(c["function"]["name"] + " " + c["function"].get("arguments", ""))
+            texts.append(words(" ".join(parts)))
+        out[tid] = texts
+    return out
 
 
 def bucket(x, edges):
@@ -36,6 +76,8 @@ def main():
     ap.add_argument("labels", help="CSV from `memlens labels-from-hindsight`")
     ap.add_argument("--fine", action="store_true", help="finer age/idle buckets (more in-sample fit)")
     ap.add_argument("--max-miss", type=float, default=0.01, help="ceiling on calls with a miss")
+    ap.add_argument("--trace", help="the traces (tau-bench JSON): adds size and overlap with the "
+                    "newest user message to the features")
     args = ap.parse_args()
     age_edges = list(range(0, 13)) if args.fine else [0, 1, 2, 4, 8]
     idle_edges = list(range(0, 9)) if args.fine else [0, 1, 2, 4]
@@ -58,13 +100,35 @@ def main():
         if r["next_use_call"]:
             uses[key].add(int(r["next_use_call"]))
 
+    texts = message_texts(args.trace) if args.trace else None
+    # The newest user message carried by each call (its message index, from the chunk keys).
+    newest_user = {}
+    for r in rows:
+        if r["category"] == "user":
+            k, i = (r["trace_id"], int(r["call"])), int(re.match(r"m(\d+)", r["key"]).group(1))
+            newest_user[k] = max(newest_user.get(k, -1), i)
+
+    def overlap(r):
+        """(size bucket, shares an identifier, shared content words bucket) with the newest user
+        message of the row's call."""
+        tid, call = r["trace_id"], int(r["call"])
+        m = re.match(r"m(\d+)", r["key"])
+        u = newest_user.get((tid, call))
+        size = bucket(int(r["tokens"]), [0, 32, 128, 512])
+        if m is None or u is None or tid not in texts:
+            return (size, False, "0")
+        (cid, cw), (uid, uw) = texts[tid][int(m.group(1))], texts[tid][u]
+        shared = len(cw & uw)
+        return (size, bool(cid & uid), "0" if shared == 0 else "1-2" if shared < 3 else "3+")
+
     def segment(r):
         key, call = (r["trace_id"], r["chunk"]), int(r["call"])
         before = [u for u in uses[key] if u < call]
         idle = call - max(before, default=first[key])
         tool = r["tool_name"] if r["category"] in ("tool_result", "tool_call") else ""
-        return (r["category"], tool, bucket(call - first[key], age_edges),
+        base = (r["category"], tool, bucket(call - first[key], age_edges),
                 bucket(idle, idle_edges), min(len(before), max_uses))
+        return base + overlap(r) if texts is not None else base
 
     total_tokens = sum(int(r["tokens"]) for r in rows)
     total_calls = sum(len(c) for c in calls.values())
@@ -93,7 +157,8 @@ def main():
         return saved / total_tokens, len(missed) / total_calls
 
     print(f"{args.labels}: {len(rows)} rows, {total_calls} calls, {total_tokens} input tokens, "
-          f"{len(order)} segments ({'fine' if args.fine else 'coarse'})")
+          f"{len(order)} segments ({'fine' if args.fine else 'coarse'}"
+          f"{', with size and overlap with the newest user message' if texts else ''})")
     # The hindsight reference: each chunk dropped right after its last use (none missed).
     after_last = sum(t for key, v in by_chunk.items() for c, _, t in v
                      if not any(u >= c for u in uses[key]))
