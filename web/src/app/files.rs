@@ -84,7 +84,7 @@ fn load_set(ctx: Ctx, mut files: Vec<(String, web_sys::File)>, from_folder: bool
             return;
         }
         // Sessions before their own folders, as the CLI orders a directory.
-        files.sort_by(|a, b| a.0.cmp(&b.0));
+        files = super::order::sorted(files, &|a, b| a.0.cmp(&b.0));
     }
     ctx.load_files(files.into_iter().map(|(p, f)| (p, f.into())).collect());
 }

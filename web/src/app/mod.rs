@@ -7,6 +7,7 @@ pub mod fmt;
 mod heatmap;
 mod labels;
 mod live;
+mod order;
 mod projection;
 mod sim;
 mod views;

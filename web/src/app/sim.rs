@@ -220,13 +220,13 @@ fn frontier_chart(rows: &[Replay], on: &[bool]) -> impl IntoView {
     budgets.sort_unstable();
     budgets.dedup();
     let class_of = |b: u32| format!("b{}", budgets.iter().position(|&x| x == b).unwrap_or(0) % 4);
-    let mut line: Vec<&Replay> = rows
+    let line: Vec<&Replay> = rows
         .iter()
         .zip(on)
         .filter(|(_, &f)| f)
         .map(|(r, _)| r)
         .collect();
-    line.sort_by(|a, b| missed(&a.2).total_cmp(&missed(&b.2)));
+    let line = super::order::sorted(line, &|a, b| missed(&a.2).total_cmp(&missed(&b.2)));
     let line = line
         .iter()
         .map(|r| format!("{:.1},{:.1}", x(missed(&r.2)), y(saved(&r.2))))
@@ -305,9 +305,10 @@ fn frontier_chart(rows: &[Replay], on: &[bool]) -> impl IntoView {
 }
 
 fn frontier_table(rows: &[Replay], on: &[bool]) -> impl IntoView {
-    let mut order: Vec<usize> = (0..rows.len()).collect();
     // Best savings first: the frontier reads top to bottom, as `memlens compare --frontier` prints it.
-    order.sort_by(|&a, &b| rows[b].2.saved_share().total_cmp(&rows[a].2.saved_share()));
+    let order = super::order::sorted_order(rows.len(), &|a, b| {
+        rows[b].2.saved_share().total_cmp(&rows[a].2.saved_share())
+    });
     view! {
         <table class="compact" id="frontier-table">
             <thead><tr><th>"policy"</th><th>"budget"</th><th>"saved"</th><th>"calls with a miss"</th><th>"misses"</th><th>"frontier"</th></tr></thead>

@@ -463,7 +463,7 @@ fn Chunks(data: Arc<Data>) -> impl IntoView {
         let (cat, tl, q) = (category.get(), tool.get(), text.get().to_lowercase());
         let (lo, hi) = (min_value.get(), max_value.get());
         let rows = &d.analysis.chunks;
-        let mut idx: Vec<u32> = rows
+        let idx: Vec<u32> = rows
             .iter()
             .filter(|r| cat.is_empty() || r.category.as_str() == cat)
             .filter(|r| tl.is_empty() || r.tool_name.as_deref() == Some(tl.as_str()))
@@ -475,15 +475,14 @@ fn Chunks(data: Arc<Data>) -> impl IntoView {
             })
             .map(|r| r.id)
             .collect();
-        idx.sort_by(|&x, &y| {
+        super::order::sorted(idx, &|&x, &y| {
             let o = compare(col, &rows[x as usize], &rows[y as usize]).then(x.cmp(&y));
             if desc {
                 o.reverse()
             } else {
                 o
             }
-        });
-        idx
+        })
     });
     let d = data.clone();
     let visible = move || {
@@ -687,8 +686,10 @@ fn cost(data: Arc<Data>) -> impl IntoView {
     let ctx = ctx();
     let a = &data.analysis;
     let priced = a.summary.figures.priced_as.is_some();
-    let mut top: Vec<&ChunkRow> = a.chunks.iter().collect();
-    top.sort_by(|x, y| compare(Col::Cost, y, x).then(x.id.cmp(&y.id)));
+    let top = super::order::sorted(
+        a.chunks.iter().collect(),
+        &|x: &&ChunkRow, y: &&ChunkRow| compare(Col::Cost, y, x).then(x.id.cmp(&y.id)),
+    );
     let top_rows = top
         .into_iter()
         .take(30)
