@@ -2,8 +2,9 @@
 //! density, redundancy against earlier chunks by LSH, the BM25 document), use counts, labels and
 //! pins; and [`score_trace`], which scores a whole trace with it.
 
-use super::factors::{clamp01, ChunkValue, Factors, Label};
+use super::factors::{clamp01, ChunkValue, Factors, Label, SanitizedWeights};
 use super::minhash::{analyze, hash_rows};
+use super::score::FixedFactors;
 use super::{ValueConfig, LSH_BANDS, LSH_ROWS, MINHASH_HASHES};
 use crate::model::{Category, Chunk, ChunkId, Trace};
 use crate::retrieval::Bm25Index;
@@ -49,7 +50,12 @@ pub(super) struct Entry {
 #[derive(Debug, Clone)]
 pub struct ValueEngine {
     pub(super) config: ValueConfig,
+    /// `config.weights` sanitized once (set with the config).
+    pub(super) weights: SanitizedWeights,
     pub(super) entries: Vec<Entry>,
+    /// Per slot, the factors that depend only on the entry and the config: computed on add and
+    /// again when the config changes, not for every chunk at every turn.
+    pub(super) fixed: Vec<FixedFactors>,
     /// Chunk -> slot in `entries`.
     slots: HashMap<ChunkId, u32>,
     /// MinHash signature per slot (`None` for a chunk without words).
@@ -72,8 +78,10 @@ impl ValueEngine {
     /// An empty engine.
     pub fn new(config: ValueConfig) -> ValueEngine {
         ValueEngine {
+            weights: SanitizedWeights::of(&config.weights),
             config,
             entries: Vec::new(),
+            fixed: Vec::new(),
             slots: HashMap::new(),
             signatures: Vec::new(),
             bands: vec![HashMap::new(); LSH_BANDS],
@@ -89,7 +97,9 @@ impl ValueEngine {
 
     /// Replaces the configuration; takes effect on the next score (nothing is recomputed).
     pub fn set_config(&mut self, config: ValueConfig) {
+        self.weights = SanitizedWeights::of(&config.weights);
         self.config = config;
+        self.fixed = self.entries.iter().map(|e| self.fixed_factors(e)).collect();
     }
 
     /// Number of chunks added.
@@ -162,6 +172,8 @@ impl ValueEngine {
             host_value: None,
             pinned: false,
         });
+        let fixed = self.fixed_factors(&self.entries[slot as usize]);
+        self.fixed.push(fixed);
     }
 
     /// Finds the most similar earlier signature (exact repeats first, then LSH candidates) and

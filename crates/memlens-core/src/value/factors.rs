@@ -65,13 +65,34 @@ impl Factors {
     /// The weighted value `Σ w_f x_f / Σ w_f` in `[0, 1]` (redundancy as `1 - redundancy`;
     /// negative or non-finite weights count as 0; all weights 0 gives 0). Labels are not applied.
     pub fn value(&self, weights: &Weights) -> f32 {
-        let w = weights.to_array().map(sanitize_weight);
-        let total: f64 = w.iter().sum();
-        if total <= 0.0 {
+        self.value_with(&SanitizedWeights::of(weights))
+    }
+
+    /// [`Factors::value`] with the weights already sanitized: ranking scores every live chunk
+    /// every turn, and sanitizing the same weights for each was a twentieth of a `value` turn.
+    pub(super) fn value_with(&self, weights: &SanitizedWeights) -> f32 {
+        if weights.total <= 0.0 {
             return 0.0;
         }
-        let sum: f64 = w.iter().zip(self.terms()).map(|(w, x)| w * x).sum();
-        clamp01(sum / total)
+        let sum: f64 = weights.w.iter().zip(self.terms()).map(|(w, x)| w * x).sum();
+        clamp01(sum / weights.total)
+    }
+}
+
+/// Weights as the weighted sum uses them: negative or non-finite ones as 0, and their total.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct SanitizedWeights {
+    w: [f64; 8],
+    total: f64,
+}
+
+impl SanitizedWeights {
+    pub(super) fn of(weights: &Weights) -> SanitizedWeights {
+        let w = weights.to_array().map(sanitize_weight);
+        SanitizedWeights {
+            w,
+            total: w.iter().sum(),
+        }
     }
 }
 

@@ -11,6 +11,16 @@ use crate::model::ChunkId;
 /// A factor's value and, when explanations are asked for, its sentence.
 type Explained = (f32, Option<String>);
 
+/// The factors of a chunk that do not change while the config stays (see
+/// [`ValueEngine::fixed_factors`]).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct FixedFactors {
+    density: f32,
+    redundancy: f32,
+    category: f32,
+    generation_cost: f32,
+}
+
 impl ValueEngine {
     /// The value of one chunk as of call `now_call` (and time `now_secs`), its relevance given;
     /// sentences only when `explain`. One helper per factor, called in [`Factors::NAMES`] order,
@@ -51,15 +61,30 @@ impl ValueEngine {
             x
         };
         // Fields are evaluated in the order written: the sentences follow the factors' order.
-        let factors = Factors {
-            recency: take(recency(e, cfg, now_call, now_secs, explain)),
-            popularity: take(popularity(e, cfg, explain)),
-            density: take(density(e, cfg, explain)),
-            redundancy: take(self.redundancy(e, cfg, explain)),
-            category: take(category(e, cfg, explain)),
-            relevance: take(relevance_factor(relevance, explain)),
-            generation_cost: take(generation_cost(e, cfg, explain)),
-            pinned: take(pinned(e, explain)),
+        let factors = if explain {
+            Factors {
+                recency: take(recency(e, cfg, now_call, now_secs, explain)),
+                popularity: take(popularity(e, cfg, explain)),
+                density: take(density(e, cfg, explain)),
+                redundancy: take(self.redundancy(e, cfg, explain)),
+                category: take(category(e, cfg, explain)),
+                relevance: take(relevance_factor(relevance, explain)),
+                generation_cost: take(generation_cost(e, cfg, explain)),
+                pinned: take(pinned(e, explain)),
+            }
+        } else {
+            // The same numbers, the fixed ones computed once (`fixed_factors`).
+            let fixed = self.fixed[slot];
+            Factors {
+                recency: recency(e, cfg, now_call, now_secs, false).0,
+                popularity: popularity(e, cfg, false).0,
+                density: fixed.density,
+                redundancy: fixed.redundancy,
+                category: fixed.category,
+                relevance: relevance_factor(relevance, false).0,
+                generation_cost: fixed.generation_cost,
+                pinned: pinned(e, false).0,
+            }
         };
         let value = if e.label == Some(Label::Useless) {
             if explain {
@@ -72,7 +97,7 @@ impl ValueEngine {
             }
             v
         } else {
-            factors.value(&cfg.weights)
+            factors.value_with(&self.weights)
         };
         let tokens = e.tokens.max(1);
         ChunkValue {
@@ -83,6 +108,18 @@ impl ValueEngine {
             value_per_token: value / tokens as f32,
             value_per_1k_tokens: value * 1000.0 / tokens as f32,
             explanation: why,
+        }
+    }
+
+    /// The factors that depend only on the entry and the config, as [`ValueEngine::score_slot`]
+    /// computes them.
+    pub(super) fn fixed_factors(&self, e: &Entry) -> FixedFactors {
+        let cfg = &self.config;
+        FixedFactors {
+            density: density(e, cfg, false).0,
+            redundancy: self.redundancy(e, cfg, false).0,
+            category: category(e, cfg, false).0,
+            generation_cost: generation_cost(e, cfg, false).0,
         }
     }
 

@@ -135,7 +135,28 @@ fn factors_stay_in_unit_interval_for_arbitrary_inputs() {
         let query = random_text(&mut rng, 6);
         let rel = engine.relevance(&query, &ids);
         assert!(rel.iter().all(|&r| in_unit(r)), "{rel:?}");
-        for v in engine.score_all(&ids, rng.below(80) as u32, now_secs, Some(&query)) {
+        let now = rng.below(80) as u32;
+        // The ranking's path (no sentences, fixed factors kept per chunk) gives the explaining
+        // path's numbers exactly, also after the config changes under the chunks.
+        let same_as_explained = |engine: &ValueEngine| {
+            let explained = engine.score_all(&ids, now, now_secs, Some(&query));
+            let values = engine.values(&ids, now, now_secs, Some(&query));
+            let factors = engine.factors(&ids, now, now_secs, Some(&query));
+            for ((e, v), f) in explained.iter().zip(&values).zip(&factors) {
+                assert_eq!(e.value.to_bits(), v.to_bits(), "case {case}: {e:?}");
+                assert_eq!(Some(e.factors), *f, "case {case}");
+            }
+        };
+        same_as_explained(&engine);
+        let mut other = engine.clone();
+        let mut changed = other.config().clone();
+        changed.density_scale = pick(&mut rng);
+        changed.redundancy_threshold = pick(&mut rng);
+        changed.size_scale_tokens = pick(&mut rng);
+        changed.weights = Weights::from_array([0.0; 8].map(|_| pick(&mut rng)));
+        other.set_config(changed);
+        same_as_explained(&other);
+        for v in engine.score_all(&ids, now, now_secs, Some(&query)) {
             assert!(
                 v.factors.to_array().iter().all(|&x| in_unit(x)),
                 "case {case}: {v:?}"

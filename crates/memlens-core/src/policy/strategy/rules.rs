@@ -63,10 +63,10 @@ pub(crate) fn by_value_per_token(s: &State, query: &str) -> Vec<(u32, Members)> 
     );
     // `values` is in the order of `ids`: the units' members, unit by unit.
     let mut values = values.into_iter();
-    let mut keyed: Vec<(f32, usize, (u32, Members))> = units
-        .into_iter()
+    let mut keyed: Vec<(f32, usize)> = units
+        .iter()
         .enumerate()
-        .map(|(pos, (u, m))| {
+        .map(|(pos, (_, m))| {
             let value: f32 = m.iter().map(|_| values.next().unwrap_or(0.0)).sum();
             let tokens = m.iter().map(|&i| s.items[i].tokens).sum::<u32>().max(1) as f32;
             // Exactly value per token at the default: the figures measured before it stay.
@@ -75,11 +75,17 @@ pub(crate) fn by_value_per_token(s: &State, query: &str) -> Vec<(u32, Members)> 
             } else {
                 tokens.powf(exponent)
             };
-            (value / size, pos, (u, m))
+            (value / size, pos)
         })
         .collect();
-    keyed.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-    keyed.into_iter().map(|(_, _, u)| u).collect()
+    // Positions are distinct, so (key, position) is a total order and the unstable sort gives
+    // the stable one's result, sorting small pairs rather than the units themselves.
+    keyed.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    let mut units = units;
+    keyed
+        .into_iter()
+        .map(|(_, pos)| std::mem::take(&mut units[pos]))
+        .collect()
 }
 
 /// The placeholder a cleared tool result becomes.
