@@ -453,8 +453,9 @@ pub struct PolicyConfig {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub value_threshold: Option<f32>,
     /// Value strategy, and quotas by value: units are given up lowest `value / tokens^e` first.
-    /// 1 (the default) is value per token, which gives up a large item before several small ones
-    /// of the same value; 0 is value alone, whatever the size. In `[0, 1]` (clamped).
+    /// 1 is value per token, which gives up a large item before several small ones of the same
+    /// value; 0 is value alone, whatever the size. In `[0, 1]` (clamped). Unset: 1 once the run
+    /// has a tool call or result, 0 before (a conversation; see the value strategy).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub size_exponent: Option<f32>,
     /// Window and value strategies: act only once the context passes `trigger` x the budget,

@@ -10,7 +10,7 @@ use crate::recall::RecallIndex;
 use crate::references::Detector;
 use crate::time::timestamp_secs;
 use crate::tokens::TokenCounter;
-use crate::value::ValueEngine;
+use crate::value::{ValueConfig, ValueEngine};
 use foldhash::{HashMap, HashMapExt};
 use regex::Regex;
 
@@ -102,6 +102,13 @@ pub(crate) struct State {
     /// Message id of the newest user turn (kept up to date on add and retain).
     pub(crate) newest_user: Option<u32>,
     pub(crate) value: ValueEngine,
+    /// The policy's value settings. Until the run has a tool call or result (a conversation
+    /// between people, or a chat) the value engine weighs the assistant's turns as the user's:
+    /// see [`conversation_settings`].
+    pub(crate) policy_value: ValueConfig,
+    /// Whether a tool call or tool result has arrived: the run is an agent's, not a
+    /// conversation (see [`conversation_settings`]).
+    pub(crate) saw_tools: bool,
     pub(crate) detector: Detector,
     /// Output chunks of the current agent message, detected together on the next non-output
     /// chunk or call.
@@ -127,6 +134,19 @@ pub(crate) struct State {
     pub(crate) forgotten_since_rebuild: usize,
 }
 
+/// The value settings for a run with no tool call or result yet: a conversation, whose two
+/// parties are weighed alike (the assistant's category weight is the user's). The presets'
+/// lower weight for assistant text is a prior about agents, whose replies can be regenerated and
+/// whose tool results carry the facts; between people, and in a chat, either side says what a
+/// later question asks about (measured on LoCoMo and on the conversations written for MemLens:
+/// BENCHMARKS.md).
+pub(crate) fn conversation_settings(policy: &ValueConfig) -> ValueConfig {
+    let mut settings = policy.clone();
+    let user = settings.category_weight(Category::User);
+    settings.category_weights.insert(Category::Assistant, user);
+    settings
+}
+
 /// The value engine and reference detector are rebuilt from the live items once this many chunks
 /// (or twice the live items, if more) were forgotten since the last rebuild: their memory stays
 /// within a constant factor of the live items', and the rebuild's cost (re-analysing the live
@@ -148,8 +168,11 @@ impl State {
             .iter()
             .map(|p| compiled(p))
             .collect::<Result<_, _>>()?;
+        let policy_value = config.value_config()?;
         Ok(State {
-            value: ValueEngine::new(config.value_config()?),
+            value: ValueEngine::new(conversation_settings(&policy_value)),
+            policy_value,
+            saw_tools: false,
             config,
             options,
             counter,
@@ -225,6 +248,11 @@ impl State {
             if let Some(id) = &chunk.meta.tool_call_id {
                 self.unit_of_call_id.insert(id.clone(), unit);
             }
+        }
+        if !self.saw_tools && matches!(chunk.category, Category::ToolCall | Category::ToolResult) {
+            // An agent's run from here on: the policy's own settings, for every chunk.
+            self.saw_tools = true;
+            self.value.set_config(self.policy_value.clone());
         }
         let pinned = chunk.category == Category::System
             || self.config.protect.categories.contains(&chunk.category)

@@ -43,13 +43,19 @@ pub(crate) fn oldest_first(s: &State, _query: &str) -> Vec<(u32, Members)> {
 
 /// Unprotected units with an active item, lowest value per token first (ties: oldest first):
 /// the value strategy's order, and quotas' with `quota_order = "value"`. Per token raised to the
-/// policy's `size_exponent` (1 unless set).
+/// policy's `size_exponent`; unset, 1 once the run has a tool call or result and 0 before (a
+/// conversation: value alone, see below).
 pub(crate) fn by_value_per_token(s: &State, query: &str) -> Vec<(u32, Members)> {
+    // Per token suits an agent's run, where a tool result can be a hundred times a message's
+    // size. In a conversation the turns are alike in size and per token only gives up the longer,
+    // more informative ones: on LoCoMo and on the conversations written for MemLens, value alone
+    // keeps far more of what later questions need (BENCHMARKS.md).
+    let unset = if s.saw_tools { 1.0 } else { 0.0 };
     let exponent = s
         .config
         .size_exponent
         .filter(|e| e.is_finite())
-        .map_or(1.0, |e| e.clamp(0.0, 1.0));
+        .map_or(unset, |e| e.clamp(0.0, 1.0));
     let units = oldest_first(s, query);
     let ids: Vec<ChunkId> = units
         .iter()
@@ -72,6 +78,8 @@ pub(crate) fn by_value_per_token(s: &State, query: &str) -> Vec<(u32, Members)> 
             // Exactly value per token at the default: the figures measured before it stay.
             let size = if exponent == 1.0 {
                 tokens
+            } else if exponent == 0.0 {
+                1.0
             } else {
                 tokens.powf(exponent)
             };
