@@ -95,7 +95,8 @@ impl ValueEngine {
         &self.config
     }
 
-    /// Replaces the configuration; takes effect on the next score (nothing is recomputed).
+    /// Replaces the configuration; takes effect on the next score (each chunk's fixed factors are
+    /// recomputed, nothing else).
     pub fn set_config(&mut self, config: ValueConfig) {
         self.weights = SanitizedWeights::of(&config.weights);
         self.config = config;

@@ -69,7 +69,7 @@ impl Factors {
     }
 
     /// [`Factors::value`] with the weights already sanitized: ranking scores every live chunk
-    /// every turn, and sanitizing the same weights for each was a twentieth of a `value` turn.
+    /// every turn, and need not sanitize the same weights for each (BENCHMARKS.md, issue 12).
     pub(super) fn value_with(&self, weights: &SanitizedWeights) -> f32 {
         if weights.total <= 0.0 {
             return 0.0;

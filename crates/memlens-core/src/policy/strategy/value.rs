@@ -85,10 +85,9 @@ mod tests {
             .content("the parcel left the depot in Leeds on Monday")
             .msg("a1", Assistant, 10)
             .content("the parcel left the depot in Leeds on Monday");
+        s.call("c1", "lookup", 5, true)
+            .result("r1", "c1", "lookup", 5);
         let mut e = engine(builtin("value"), 1_000);
-        for c in &s.chunks {
-            e.add(c);
-        }
         // The category factor: the same for both parties in a conversation, the preset's (0.8
         // and 0.4) once the run is an agent's.
         let categories = |e: &mut crate::policy::Engine| {
@@ -97,16 +96,10 @@ mod tests {
             let category = |i: usize| f[i].map(|f| f.category);
             (category(0), category(1))
         };
+        let (conversation, tools) = s.chunks.split_at(3);
+        conversation.iter().for_each(|c| e.add(c));
         assert_eq!(categories(&mut e), (Some(0.8), Some(0.8)));
-        let mut tools = Script::default();
-        tools
-            .call("c1", "lookup", 5, true)
-            .result("r1", "c1", "lookup", 5);
-        for c in &tools.chunks {
-            let mut c = c.clone();
-            c.id = crate::model::ChunkId(c.id.0 + 10);
-            e.add(&c);
-        }
+        tools.iter().for_each(|c| e.add(c));
         assert_eq!(categories(&mut e), (Some(0.8), Some(0.4)));
     }
 }
