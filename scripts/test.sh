@@ -8,6 +8,11 @@ cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
 [ -x "$HOME/.cargo/bin/cargo" ] && export PATH="$HOME/.cargo/bin:$PATH"
 
+# A test run builds once and does not edit: no incremental caches, and line tables only as debug
+# info (backtraces keep file and line). Both shrink target/ (a CI run once ran out of disk).
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
+export CARGO_PROFILE_DEV_DEBUG="${CARGO_PROFILE_DEV_DEBUG:-line-tables-only}"
+
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 WASM_CRATES=(-p memlens-core -p memlens-import -p memlens-pool -p memlens-fit -p memlens-wasm)
 
