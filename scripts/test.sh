@@ -13,7 +13,7 @@ bash scripts/bootstrap.sh
 export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 export CARGO_PROFILE_DEV_DEBUG="${CARGO_PROFILE_DEV_DEBUG:-line-tables-only}"
 
-step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+step() { printf '\n\033[1m== %s\033[0m  (%s, %ss into the run)\n' "$*" "$(date +%T)" "$SECONDS"; }
 WASM_CRATES=(-p memlens-core -p memlens-import -p memlens-pool -p memlens-fit -p memlens-wasm)
 
 step "cargo fmt --check"

@@ -17,7 +17,15 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target/web}"
 # `AnyView` instead of one nested generic type. Measured: the page's code 1,602 -> 1,510 KB and
 # 548 -> 496 KB gzipped (BENCHMARKS.md). Debug builds and tests use it too, so what is tested is
 # what ships.
+# The native CLI the tests compare against is built with the caller's flags: under these it would
+# be rebuilt from scratch into target/debug (a changed RUSTFLAGS invalidates every crate; it cost
+# a CI run 7 minutes).
+NATIVE_RUSTFLAGS="${RUSTFLAGS-}"
 export RUSTFLAGS="${RUSTFLAGS:+$RUSTFLAGS }--cfg erase_components"
+cli() { # the CLI in the default target dir, built as scripts/test.sh built it
+  (unset CARGO_TARGET_DIR; if [ -n "$NATIVE_RUSTFLAGS" ]; then export RUSTFLAGS="$NATIVE_RUSTFLAGS"; else unset RUSTFLAGS; fi
+   cargo build -p memlens-cli --quiet)
+}
 
 need() {
   for tool in trunk wasm-bindgen wasm-opt; do
@@ -71,7 +79,7 @@ case "$cmd" in
   test)
     build
     # The reference figures come from the CLI (the default target dir: scripts/test.sh built it).
-    (unset CARGO_TARGET_DIR; cargo build -p memlens-cli --quiet)
+    cli
     port=$(free_port)
     pid=$(serve_bg "$port")
     trap 'kill "$pid" 2>/dev/null || true' EXIT
@@ -82,7 +90,7 @@ case "$cmd" in
     build --release
     # The live-follow measurement converts files with the CLI (MEMLENS_BIN: one already built).
     if [ -z "${MEMLENS_BIN:-}" ]; then
-      (unset CARGO_TARGET_DIR; cargo build -p memlens-cli --quiet)
+      cli
       MEMLENS_BIN="$ROOT/target/debug/memlens"
     fi
     port=$(free_port)
