@@ -13,14 +13,14 @@ ROOT=$PWD
 export PATH="$ROOT/tools/node_modules/.bin:$PATH"
 # A target dir of its own: the wasm builds do not fight the native ones over cargo's lock.
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target/web}"
+# The caller's flags, kept for the native CLI the tests compare against (`cli` below): built
+# under the page's flags it would be a second build of the CLI and every dependency in
+# target/debug (cargo keys artifacts by RUSTFLAGS; it took a CI run ~7 minutes).
+NATIVE_RUSTFLAGS="${RUSTFLAGS-}"
 # Leptos' type-erased views (`--cfg erase_components`): every component's view becomes an
 # `AnyView` instead of one nested generic type. Measured: the page's code 1,602 -> 1,510 KB and
 # 548 -> 496 KB gzipped (BENCHMARKS.md). Debug builds and tests use it too, so what is tested is
 # what ships.
-# The native CLI the tests compare against is built with the caller's flags: under these it would
-# be rebuilt from scratch into target/debug (a changed RUSTFLAGS invalidates every crate; it cost
-# a CI run 7 minutes).
-NATIVE_RUSTFLAGS="${RUSTFLAGS-}"
 export RUSTFLAGS="${RUSTFLAGS:+$RUSTFLAGS }--cfg erase_components"
 cli() { # the CLI in the default target dir, built as scripts/test.sh built it
   (unset CARGO_TARGET_DIR; if [ -n "$NATIVE_RUSTFLAGS" ]; then export RUSTFLAGS="$NATIVE_RUSTFLAGS"; else unset RUSTFLAGS; fi
