@@ -135,6 +135,44 @@ impl Bm25Index {
         out
     }
 
+    /// [`Bm25Index::scores_for`] with the query's matches kept in `cache` while the query stays
+    /// the same: the same scores, bit for bit. A live engine scores one query (the newest user
+    /// message) against nearly the same documents turn after turn, and a document's postings
+    /// never change once it is added; only what every add changes (the number of documents,
+    /// document frequencies, the average length) is read anew. So a turn finds the matches of the
+    /// documents it has not scored for this query yet (usually the one just added) and sums the
+    /// rest from the cache, instead of searching every query term's postings for every document.
+    pub fn scores_for_cached(&self, cache: &mut QueryCache, query: &str, docs: &[u32]) -> Vec<f32> {
+        let mut out = vec![0.0f32; docs.len()];
+        if self.doc_len.is_empty() || docs.is_empty() {
+            return out;
+        }
+        cache.start(query, self.doc_len.len());
+        // Postings per query term (`None`: not in the index yet; it may be later, and then only
+        // documents added after this one can hold it).
+        let postings: Vec<Option<&[(u32, u32)]>> = cache
+            .terms
+            .iter()
+            .map(|t| self.postings.get(t.as_str()).map(Vec::as_slice))
+            .collect();
+        cache.fill(docs, &postings);
+        let idf: Vec<f32> = postings
+            .iter()
+            .map(|p| {
+                let n = self.doc_len.len() as f32;
+                let df = p.map_or(0, <[_]>::len) as f32;
+                ((n - df + 0.5) / (df + 0.5) + 1.0).ln()
+            })
+            .collect();
+        for (slot, &doc) in docs.iter().enumerate() {
+            // Summed in term order, as `scores_for` adds each term's share in turn.
+            for &(term, tf) in cache.matches_of(doc) {
+                out[slot] += self.term_score(idf[term as usize], tf, doc);
+            }
+        }
+        out
+    }
+
     /// The distinct analyzed terms of a query that occur in the index, with their postings.
     fn query_postings<'a>(&'a self, query: &str) -> Vec<(&'a str, &'a [(u32, u32)])> {
         let mut qterms = terms(query);
@@ -169,6 +207,99 @@ impl Bm25Index {
         scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         scored.truncate(k);
         scored
+    }
+}
+
+/// One query's matches (term, frequency) per document scored for it so far: see
+/// [`Bm25Index::scores_for_cached`]. Reset when the query changes; one per index.
+#[derive(Debug, Clone, Default)]
+pub struct QueryCache {
+    query: Option<String>,
+    /// The query's distinct analyzed terms, sorted (the order `scores_for` sums them in).
+    terms: Vec<String>,
+    /// Per document: `(generation, start, len)` of its matches in `matches`; computed for this
+    /// query when the generation is the current one.
+    spans: Vec<(u32, u32, u32)>,
+    generation: u32,
+    /// `(term index, term frequency)`, each document's in term order.
+    matches: Vec<(u32, u32)>,
+}
+
+impl QueryCache {
+    /// Keeps the cache for `query`, or resets it for a new one; sized for `docs` documents.
+    fn start(&mut self, query: &str, docs: usize) {
+        if self.query.as_deref() != Some(query) {
+            let mut terms = terms(query);
+            terms.sort();
+            terms.dedup();
+            self.terms = terms;
+            self.query = Some(query.to_string());
+            self.matches.clear();
+            self.generation = self.generation.wrapping_add(1);
+            if self.generation == 0 {
+                // Wrapped: no span may look current by chance.
+                self.spans.iter_mut().for_each(|s| s.0 = 0);
+                self.generation = 1;
+            }
+        }
+        if self.spans.len() < docs {
+            self.spans.resize(docs, (0, 0, 0));
+        }
+    }
+
+    /// Finds the matches of the documents in `docs` not yet scored for this query: each term's
+    /// postings merge-joined with them (ascending), as `scores_for` does.
+    fn fill(&mut self, docs: &[u32], postings: &[Option<&[(u32, u32)]>]) {
+        let generation = self.generation;
+        let spans = &self.spans;
+        let mut new: Vec<u32> = docs
+            .iter()
+            .copied()
+            .filter(|&d| spans.get(d as usize).is_some_and(|s| s.0 != generation))
+            .collect();
+        if new.is_empty() {
+            return;
+        }
+        new.sort_unstable();
+        new.dedup();
+        let mut hits: Vec<(u32, u32, u32)> = Vec::new();
+        for (term, list) in postings.iter().enumerate() {
+            let Some(list) = list else { continue };
+            let mut p = list.partition_point(|&(d, _)| d < new[0]);
+            for &doc in &new {
+                p = gallop(list, p, doc);
+                if p == list.len() {
+                    break;
+                }
+                if list[p].0 == doc {
+                    hits.push((doc, term as u32, list[p].1));
+                }
+            }
+        }
+        hits.sort_unstable();
+        let mut h = 0;
+        for &doc in &new {
+            let start = self.matches.len();
+            while h < hits.len() && hits[h].0 == doc {
+                self.matches.push((hits[h].1, hits[h].2));
+                h += 1;
+            }
+            self.spans[doc as usize] = (
+                generation,
+                start as u32,
+                (self.matches.len() - start) as u32,
+            );
+        }
+    }
+
+    /// A document's matches for the current query (none when it was not scored for it).
+    fn matches_of(&self, doc: u32) -> &[(u32, u32)] {
+        match self.spans.get(doc as usize) {
+            Some(&(g, start, len)) if g == self.generation => {
+                &self.matches[start as usize..(start + len) as usize]
+            }
+            _ => &[],
+        }
     }
 }
 
@@ -238,6 +369,39 @@ mod tests {
             }
         }
         assert_eq!(gallop(&[], 0, 5), 0);
+    }
+
+    #[test]
+    fn cached_scores_equal_scores_for_as_documents_arrive_and_the_query_changes() {
+        let texts = [
+            "red apple pie",
+            "green apple",
+            "blue sky over the apple tree",
+            "apple apple tree",
+            "sky sky sky",
+            "a tree in the sky with an apple",
+        ];
+        let mut ix = Bm25Index::new();
+        let mut cache = QueryCache::default();
+        for (n, text) in texts.iter().enumerate() {
+            ix.add(text);
+            let all: Vec<u32> = (0..=n as u32).rev().collect();
+            let some: Vec<u32> = (0..=n as u32).filter(|d| d % 2 == 0).collect();
+            for query in ["apple sky", "apple sky", "tree", "zebra", "apple sky"] {
+                for docs in [&all, &some] {
+                    let cached = ix.scores_for_cached(&mut cache, query, docs);
+                    let fresh = ix.scores_for(query, docs);
+                    assert_eq!(
+                        cached.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                        fresh.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                        "{query} over {docs:?} after {} documents",
+                        n + 1
+                    );
+                }
+            }
+        }
+        // A document id past the index scores 0, as with `scores_for`.
+        assert_eq!(ix.scores_for_cached(&mut cache, "apple", &[99]), vec![0.0]);
     }
 
     #[test]

@@ -2,18 +2,21 @@
 //! density, redundancy against earlier chunks by LSH, the BM25 document), use counts, labels and
 //! pins; and [`score_trace`], which scores a whole trace with it.
 
-use super::factors::{clamp01, ChunkValue, Factors, Label, SanitizedWeights};
+use super::factors::{clamp01, decay, ChunkValue, Factors, Label, SanitizedWeights};
 use super::minhash::{analyze, hash_rows};
 use super::score::FixedFactors;
 use super::{ValueConfig, LSH_BANDS, LSH_ROWS, MINHASH_HASHES};
 use crate::model::{Category, Chunk, ChunkId, Trace};
-use crate::retrieval::Bm25Index;
+use crate::retrieval::{Bm25Index, QueryCache};
 use foldhash::{HashMap, HashMapExt};
 
 /// At most this many chunks are kept per LSH bucket (the earliest): bounds the comparisons per add
 /// when many similar chunks arrive. Exact repeats are never added to buckets (the first copy stands
 /// for them all).
 pub(super) const MAX_BUCKET: usize = 64;
+
+/// The longest recency decay table kept (ages in calls; 8 MB).
+const MAX_DECAY_TABLE: u32 = 1 << 20;
 
 /// What [`ValueEngine::add`] keeps per chunk: only config-independent facts, so the config can be
 /// changed ([`ValueEngine::set_config`]) without re-adding.
@@ -66,6 +69,11 @@ pub struct ValueEngine {
     exact: HashMap<u64, u32>,
     /// One document per slot.
     bm25: Bm25Index,
+    /// The ranking's query and its matches ([`ValueEngine::ranked_values`]).
+    ranking_query: QueryCache,
+    /// `decay(age, half-life in calls)` for ages 0, 1, 2... calls, as far as a ranking needed
+    /// ([`ValueEngine::ranked_values`]); emptied when the config changes.
+    decay_by_age: Vec<f64>,
 }
 
 impl Default for ValueEngine {
@@ -87,6 +95,8 @@ impl ValueEngine {
             bands: vec![HashMap::new(); LSH_BANDS],
             exact: HashMap::new(),
             bm25: Bm25Index::new(),
+            ranking_query: QueryCache::default(),
+            decay_by_age: Vec::new(),
         }
     }
 
@@ -101,6 +111,7 @@ impl ValueEngine {
         self.weights = SanitizedWeights::of(&config.weights);
         self.config = config;
         self.fixed = self.entries.iter().map(|e| self.fixed_factors(e)).collect();
+        self.decay_by_age.clear();
     }
 
     /// Number of chunks added.
@@ -280,17 +291,7 @@ impl ValueEngine {
     fn relevance_of_slots(&self, query: &str, slots: &[Option<usize>]) -> Vec<f32> {
         // Score only the candidates: the cost follows the context, not the whole history.
         let docs: Vec<u32> = slots.iter().flatten().map(|&s| s as u32).collect();
-        let scores = self.bm25.scores_for(query, &docs);
-        let mut next = scores.into_iter();
-        let raw: Vec<f32> = slots
-            .iter()
-            .map(|s| s.and_then(|_| next.next()).unwrap_or(0.0))
-            .collect();
-        let max = raw.iter().copied().fold(0.0f32, f32::max);
-        if max <= 0.0 || !max.is_finite() {
-            return vec![0.0; slots.len()];
-        }
-        raw.iter().map(|&s| clamp01(f64::from(s / max))).collect()
+        relative(self.bm25.scores_for(query, &docs), slots)
     }
 
     /// Scores every candidate; relevance to `query` when given (else 0).
@@ -354,6 +355,50 @@ impl ValueEngine {
         })
     }
 
+    /// [`ValueEngine::values`] as a policy ranking its context every call needs it: the same
+    /// numbers, with the query's BM25 matches kept while the query stays the same
+    /// ([`Bm25Index::scores_for_cached`]) and the recency decay looked up by age in a table
+    /// instead of a power per chunk.
+    pub fn ranked_values(
+        &mut self,
+        candidates: &[ChunkId],
+        now_call: u32,
+        now_secs: Option<f64>,
+        query: Option<&str>,
+    ) -> Vec<f32> {
+        let slots: Vec<Option<usize>> = candidates.iter().map(|&c| self.slot(c)).collect();
+        let relevance = match query {
+            Some(q) => {
+                let docs: Vec<u32> = slots.iter().flatten().map(|&s| s as u32).collect();
+                let scores = self
+                    .bm25
+                    .scores_for_cached(&mut self.ranking_query, q, &docs);
+                relative(scores, &slots)
+            }
+            None => vec![0.0; candidates.len()],
+        };
+        let oldest = slots
+            .iter()
+            .flatten()
+            .map(|&s| self.entries[s].added_at_call)
+            .min()
+            .unwrap_or(now_call);
+        let max_age = now_call.saturating_sub(oldest);
+        // Past a million calls each chunk's decay is computed: a table is not worth its memory.
+        let table = max_age <= MAX_DECAY_TABLE;
+        if table {
+            let half_life = f64::from(self.config.recency_half_life_calls);
+            while self.decay_by_age.len() <= max_age as usize {
+                let age = self.decay_by_age.len() as f64;
+                self.decay_by_age.push(decay(age, half_life));
+            }
+        }
+        let decay_by_age = table.then_some(self.decay_by_age.as_slice());
+        self.scored_slots(&slots, relevance, now_call, now_secs, decay_by_age, |v| {
+            v.map_or(0.0, |v| v.value)
+        })
+    }
+
     /// Each candidate scored without explanations (`None`: not added), mapped by `each`.
     fn scored<T>(
         &self,
@@ -370,10 +415,26 @@ impl ValueEngine {
             Some(q) => self.relevance_of_slots(q, &slots),
             None => vec![0.0; candidates.len()],
         };
+        self.scored_slots(&slots, relevance, now_call, now_secs, None, each)
+    }
+
+    /// Candidates' slots scored with their relevance, mapped by `each` (see `score_slot` for
+    /// `decay_by_age`).
+    fn scored_slots<T>(
+        &self,
+        slots: &[Option<usize>],
+        relevance: Vec<f32>,
+        now_call: u32,
+        now_secs: Option<f64>,
+        decay_by_age: Option<&[f64]>,
+        each: impl Fn(Option<ChunkValue>) -> T,
+    ) -> Vec<T> {
         slots
             .iter()
             .zip(relevance)
-            .map(|(slot, r)| each(slot.map(|s| self.score_slot(s, now_call, now_secs, r, false))))
+            .map(|(slot, r)| {
+                each(slot.map(|s| self.score_slot(s, now_call, now_secs, r, false, decay_by_age)))
+            })
             .collect()
     }
 }
@@ -422,4 +483,19 @@ pub fn score_trace(
 
 fn estimate_tokens(content: &str) -> u32 {
     u32::try_from(content.chars().count().div_ceil(4)).unwrap_or(u32::MAX)
+}
+
+/// BM25 scores of the added candidates (in order) relative to the best, in `[0, 1]`, 0 for a
+/// candidate not added; all 0 when none scores.
+fn relative(scores: Vec<f32>, slots: &[Option<usize>]) -> Vec<f32> {
+    let mut next = scores.into_iter();
+    let raw: Vec<f32> = slots
+        .iter()
+        .map(|s| s.and_then(|_| next.next()).unwrap_or(0.0))
+        .collect();
+    let max = raw.iter().copied().fold(0.0f32, f32::max);
+    if max <= 0.0 || !max.is_finite() {
+        return vec![0.0; slots.len()];
+    }
+    raw.iter().map(|&s| clamp01(f64::from(s / max))).collect()
 }

@@ -34,12 +34,14 @@ impl ValueEngine {
         explain: bool,
     ) -> ChunkValue {
         match self.slot(chunk) {
-            Some(slot) => self.score_slot(slot, now_call, now_secs, relevance, explain),
+            Some(slot) => self.score_slot(slot, now_call, now_secs, relevance, explain, None),
             None => not_added(chunk),
         }
     }
 
-    /// [`ValueEngine::score_with`] for a chunk's slot, already looked up.
+    /// [`ValueEngine::score_with`] for a chunk's slot, already looked up. `decay_by_age[a]` is
+    /// the recency decay of a chunk added `a` calls ago, when the caller has the table (the
+    /// ranking's path, [`ValueEngine::ranked_values`]); else it is computed here.
     pub(super) fn score_slot(
         &self,
         slot: usize,
@@ -47,9 +49,15 @@ impl ValueEngine {
         now_secs: Option<f64>,
         relevance: f32,
         explain: bool,
+        decay_by_age: Option<&[f64]>,
     ) -> ChunkValue {
         let e = &self.entries[slot];
         let cfg = &self.config;
+        let calls_ago = now_call.saturating_sub(e.added_at_call);
+        let call_decay = match decay_by_age.and_then(|t| t.get(calls_ago as usize)) {
+            Some(&d) => d,
+            None => decay(f64::from(calls_ago), f64::from(cfg.recency_half_life_calls)),
+        };
         // Ranking calls this for every live chunk every turn: no allocation unless explaining.
         let mut why = if explain {
             Vec::with_capacity(9)
@@ -63,7 +71,7 @@ impl ValueEngine {
         // Fields are evaluated in the order written: the sentences follow the factors' order.
         let factors = if explain {
             Factors {
-                recency: take(recency(e, cfg, now_call, now_secs, explain)),
+                recency: take(recency(e, cfg, now_call, now_secs, call_decay, explain)),
                 popularity: take(popularity(e, cfg, explain)),
                 density: take(density(e, cfg, explain)),
                 redundancy: take(self.redundancy(e, cfg, explain)),
@@ -76,7 +84,7 @@ impl ValueEngine {
             // The same numbers, the fixed ones computed once (`fixed_factors`).
             let fixed = self.fixed[slot];
             Factors {
-                recency: recency(e, cfg, now_call, now_secs, false).0,
+                recency: recency(e, cfg, now_call, now_secs, call_decay, false).0,
                 popularity: popularity(e, cfg, false).0,
                 density: fixed.density,
                 redundancy: fixed.redundancy,
@@ -171,10 +179,12 @@ fn recency(
     cfg: &ValueConfig,
     now_call: u32,
     now_secs: Option<f64>,
+    call_decay: f64,
     explain: bool,
 ) -> Explained {
     let calls_ago = now_call.saturating_sub(e.added_at_call);
-    let mut recency = decay(f64::from(calls_ago), f64::from(cfg.recency_half_life_calls));
+    // `decay(calls_ago, half-life in calls)`, which the caller has (see `score_slot`).
+    let mut recency = call_decay;
     let mut sentence = if !explain {
         String::new()
     } else if calls_ago == 0 {

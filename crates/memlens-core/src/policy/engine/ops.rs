@@ -17,7 +17,8 @@ pub(crate) type Members = SmallVec<[usize; 4]>;
 /// where the next unit starts.
 pub(crate) fn unit_at(pairs: &[(u32, usize)], k: usize) -> (u32, Members, usize) {
     let unit = pairs[k].0;
-    let end = k + pairs[k..].partition_point(|p| p.0 == unit);
+    // A unit is one or two items almost always: a scan, not a binary search of the rest.
+    let end = k + pairs[k..].iter().take_while(|p| p.0 == unit).count();
     (unit, pairs[k..end].iter().map(|&(_, i)| i).collect(), end)
 }
 
@@ -94,7 +95,9 @@ impl State {
     pub(crate) fn unit_pairs(&self) -> Vec<(u32, usize)> {
         // Unit ids are handed out when a unit's first item arrives and items are kept in arrival
         // order, so ordering by (unit, item) groups units in order of their first item. Sorting
-        // nearly sorted pairs is cheaper than a hash map per call.
+        // nearly sorted pairs is cheaper than a hash map per call, and the stable sort finds
+        // the runs already in order (only a tool result arriving after other units is out of
+        // place); pairs are distinct, so it orders them as the unstable sort does.
         let mut pairs: Vec<(u32, usize)> = self
             .items
             .iter()
@@ -102,7 +105,7 @@ impl State {
             .filter(|(_, it)| it.status != Status::Gone)
             .map(|(i, it)| (it.unit, i))
             .collect();
-        pairs.sort_unstable();
+        pairs.sort();
         pairs
     }
 

@@ -8,6 +8,7 @@
 mod incumbents;
 mod keep_all;
 mod oracle;
+pub(crate) mod ranked;
 pub(crate) mod rules;
 #[cfg(test)]
 pub(crate) mod testing;

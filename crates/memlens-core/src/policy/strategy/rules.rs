@@ -8,10 +8,11 @@ use super::super::config::{Compress, JsonCompress, QuotaOrder, SummaryModel, Too
 use super::super::engine::decision::Decision;
 use super::super::engine::ops::{unit_at, Members};
 use super::super::engine::state::{State, Status, Summary};
+use super::ranked::Ranked;
 use crate::model::{Category, Chunk, ChunkId};
 
 /// Units (with their item indices) in the order they go, first to go first.
-pub(crate) type EvictionOrder = fn(&State, &str) -> Vec<(u32, Members)>;
+pub(crate) type EvictionOrder = fn(&mut State, &str) -> Ranked;
 
 /// Runs every MemLens rule for one call, evicting in `order`'s order.
 pub(crate) fn apply(s: &mut State, query: &str, order: EvictionOrder, d: &mut Decision) {
@@ -34,7 +35,11 @@ pub(crate) fn apply(s: &mut State, query: &str, order: EvictionOrder, d: &mut De
 }
 
 /// Unprotected units with an active item, oldest first (the order they came in).
-pub(crate) fn oldest_first(s: &State, _query: &str) -> Vec<(u32, Members)> {
+pub(crate) fn oldest_first(s: &mut State, _query: &str) -> Ranked {
+    Ranked::in_order(unprotected_units(s))
+}
+
+fn unprotected_units(s: &State) -> Vec<(u32, Members)> {
     s.active_units()
         .into_iter()
         .filter(|(_, m)| !s.unit_protected(m))
@@ -45,7 +50,7 @@ pub(crate) fn oldest_first(s: &State, _query: &str) -> Vec<(u32, Members)> {
 /// the value strategy's order, and quotas' with `quota_order = "value"`. Per token raised to the
 /// policy's `size_exponent`; unset, 1 once the run has a tool call or result and 0 before (a
 /// conversation: value alone, see below).
-pub(crate) fn by_value_per_token(s: &State, query: &str) -> Vec<(u32, Members)> {
+pub(crate) fn by_value_per_token(s: &mut State, query: &str) -> Ranked {
     // Per token suits an agent's run, where a tool result can be a hundred times a message's
     // size. In a conversation the turns are alike in size and per token only gives up the longer,
     // more informative ones: on LoCoMo and on the conversations written for MemLens, value alone
@@ -56,23 +61,20 @@ pub(crate) fn by_value_per_token(s: &State, query: &str) -> Vec<(u32, Members)> 
         .size_exponent
         .filter(|e| e.is_finite())
         .map_or(unset, |e| e.clamp(0.0, 1.0));
-    let units = oldest_first(s, query);
+    let units = unprotected_units(s);
     let ids: Vec<ChunkId> = units
         .iter()
         .flat_map(|(_, m)| m.iter().map(|&i| s.items[i].chunk.id))
         .collect();
-    let values = s.value.values(
-        &ids,
-        s.call,
-        s.latest_time,
-        Some(query).filter(|q| !q.is_empty()),
-    );
+    let (call, time) = (s.call, s.latest_time);
+    let values = s
+        .value
+        .ranked_values(&ids, call, time, Some(query).filter(|q| !q.is_empty()));
     // `values` is in the order of `ids`: the units' members, unit by unit.
     let mut values = values.into_iter();
-    let mut keyed: Vec<(f32, usize)> = units
+    let keys: Vec<f32> = units
         .iter()
-        .enumerate()
-        .map(|(pos, (_, m))| {
+        .map(|(_, m)| {
             let value: f32 = m.iter().map(|_| values.next().unwrap_or(0.0)).sum();
             let tokens = m.iter().map(|&i| s.items[i].tokens).sum::<u32>().max(1) as f32;
             // Exactly value per token at the default: the figures measured before it stay.
@@ -83,17 +85,11 @@ pub(crate) fn by_value_per_token(s: &State, query: &str) -> Vec<(u32, Members)> 
             } else {
                 tokens.powf(exponent)
             };
-            (value / size, pos)
+            value / size
         })
         .collect();
-    // Positions are distinct, so (key, position) is a total order and the unstable sort gives
-    // the stable one's result, sorting small pairs rather than the units themselves.
-    keyed.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-    let mut units = units;
-    keyed
-        .into_iter()
-        .map(|(_, pos)| std::mem::take(&mut units[pos]))
-        .collect()
+    // Ties go oldest first; eviction usually takes one or two units, so they are not all sorted.
+    Ranked::by_key(units, &keys)
 }
 
 /// The placeholder a cleared tool result becomes.
@@ -165,7 +161,7 @@ impl State {
                 continue;
             }
             let order = match self.config.quota_order {
-                QuotaOrder::Oldest => self.active_units(),
+                QuotaOrder::Oldest => Ranked::in_order(self.active_units()),
                 QuotaOrder::Value => {
                     self.catch_up();
                     by_value_per_token(self, query)
@@ -251,12 +247,10 @@ impl State {
             .iter()
             .flat_map(|m| m.iter().map(|&i| self.items[i].chunk.id))
             .collect();
-        let values = self.value.values(
-            &ids,
-            self.call,
-            self.latest_time,
-            Some(query).filter(|q| !q.is_empty()),
-        );
+        let (call, time) = (self.call, self.latest_time);
+        let values =
+            self.value
+                .ranked_values(&ids, call, time, Some(query).filter(|q| !q.is_empty()));
         let mut values = values.into_iter();
         units
             .iter()
@@ -329,12 +323,14 @@ impl State {
         if total <= limit {
             return;
         }
-        let order = order(self, query);
+        let mut order = order(self, query);
         // Compression first: cheaper than losing a unit.
         let compress = self.config.compress.clone();
         if compress.json.is_some() || compress.strip_markup || compress.dedupe {
-            for (_, members) in &order {
-                for &i in members {
+            let mut k = 0;
+            while let Some((_, members)) = order.unit(k) {
+                k += 1;
+                for i in members {
                     if total <= limit {
                         return;
                     }
@@ -343,7 +339,9 @@ impl State {
             }
         }
         let mut summarized: Vec<usize> = Vec::new();
-        for (_, members) in order {
+        let mut k = 0;
+        while let Some((_, members)) = order.unit(k) {
+            k += 1;
             if total <= limit {
                 break;
             }
