@@ -114,7 +114,11 @@ export function makeApi(raw, host = {}) {
     #decide(options) {
       const query = options?.query;
       if (query !== undefined && typeof query !== "string") throw new TypeError("query must be a string");
-      const c = JSON.parse(this.#pool().contextJson(query));
+      const raw = this.#pool();
+      const c = JSON.parse(raw.contextJson(query));
+      // The message references come apart as a Uint32Array: copying them costs less than
+      // parsing hundreds of numbers from the text.
+      c.refs = raw.contextRefs();
       this.#appendTrace(false);
       return c;
     }

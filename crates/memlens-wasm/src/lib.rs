@@ -94,6 +94,8 @@ fn keep() -> bool {
 #[wasm_bindgen]
 pub struct RawPool {
     pool: Pool,
+    /// The latest context's `refs` (see [`RawPool::context_json`]).
+    refs: Vec<u32>,
 }
 
 #[wasm_bindgen]
@@ -113,7 +115,10 @@ impl RawPool {
             keep_history: o.keep_history,
         })
         .map_err(js_err)?;
-        Ok(RawPool { pool })
+        Ok(RawPool {
+            pool,
+            refs: Vec::new(),
+        })
     }
 
     /// Adds one message object; returns its chunk ids. The package calls
@@ -135,15 +140,17 @@ impl RawPool {
         self.pool.add(value).map_err(js_err)
     }
 
-    /// Decides the next context, as JSON text the package parses: `{refs, extras, tokens,
-    /// fullTokens, overBudget, compressed, evicted, retrieved}`. `refs[i] < 2^31` is the index of
-    /// a message sent unchanged, otherwise `extras[refs[i] - 2^31]` is a patched message or a
-    /// summary to produce. Unchanged messages are never copied across the boundary; the rest
-    /// crosses as one string (`JSON.parse` builds the objects faster than a call per field).
+    /// Decides the next context, as JSON text the package parses: `{extras, tokens,
+    /// fullTokens, overBudget, compressed, evicted, retrieved, releasedMessages}`; its `refs`
+    /// come apart, from [`RawPool::context_refs`]. `refs[i] < 2^31` is the index of a message
+    /// sent unchanged, otherwise `extras[refs[i] - 2^31]` is a patched message or a summary to
+    /// produce. Unchanged messages are never copied across the boundary; the rest crosses as one
+    /// string (`JSON.parse` builds the objects faster than a call per field).
     #[wasm_bindgen(js_name = contextJson)]
     pub fn context_json(&mut self, query: Option<String>) -> Result<String, JsError> {
         let ctx = self.pool.context(query.as_deref());
-        let mut refs = Vec::with_capacity(ctx.items.len());
+        let refs = &mut self.refs;
+        refs.clear();
         let mut extras = Vec::new();
         for item in &ctx.items {
             match item {
@@ -157,7 +164,6 @@ impl RawPool {
         #[derive(Serialize)]
         #[serde(rename_all = "camelCase")]
         struct Out<'a> {
-            refs: Vec<u32>,
             extras: Vec<&'a Rendered>,
             tokens: u64,
             full_tokens: u64,
@@ -168,7 +174,6 @@ impl RawPool {
             released_messages: &'a [u32],
         }
         serde_json::to_string(&Out {
-            refs,
             extras,
             tokens: ctx.tokens,
             full_tokens: ctx.full_tokens,
@@ -179,6 +184,14 @@ impl RawPool {
             released_messages: &ctx.released_messages,
         })
         .map_err(js_err)
+    }
+
+    /// The latest context's `refs` (see [`RawPool::context_json`]), as a `Uint32Array`: one
+    /// copy of the numbers instead of parsing them from the JSON text, where they were most of
+    /// it (a value context holds hundreds of messages; BENCHMARKS.md).
+    #[wasm_bindgen(js_name = contextRefs)]
+    pub fn context_refs(&self) -> Vec<u32> {
+        self.refs.clone()
     }
 
     /// Running totals.
