@@ -84,8 +84,13 @@ impl Bm25Index {
 
     /// Inverse document frequency of an analyzed term (BM25+ style, never negative).
     pub fn idf(&self, term: &str) -> f32 {
+        self.idf_of_df(self.postings.get(term).map_or(0, Vec::len))
+    }
+
+    /// [`Bm25Index::idf`] of a term found in `df` documents.
+    fn idf_of_df(&self, df: usize) -> f32 {
         let n = self.doc_len.len() as f32;
-        let df = self.postings.get(term).map_or(0, Vec::len) as f32;
+        let df = df as f32;
         ((n - df + 0.5) / (df + 0.5) + 1.0).ln()
     }
 
@@ -158,11 +163,7 @@ impl Bm25Index {
         cache.fill(docs, &postings);
         let idf: Vec<f32> = postings
             .iter()
-            .map(|p| {
-                let n = self.doc_len.len() as f32;
-                let df = p.map_or(0, <[_]>::len) as f32;
-                ((n - df + 0.5) / (df + 0.5) + 1.0).ln()
-            })
+            .map(|p| self.idf_of_df(p.map_or(0, <[_]>::len)))
             .collect();
         for (slot, &doc) in docs.iter().enumerate() {
             // Summed in term order, as `scores_for` adds each term's share in turn.
