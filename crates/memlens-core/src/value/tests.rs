@@ -58,6 +58,36 @@ fn in_unit(x: f32) -> bool {
     (0.0..=1.0).contains(&x)
 }
 
+/// The ranking's paths (no sentences, fixed factors kept per chunk; and `ranked_values`, with
+/// the query's matches and the recency decay kept across calls) give the explaining path's
+/// numbers exactly, also after the config changes under the chunks.
+fn assert_ranking_paths_agree(
+    engine: &mut ValueEngine,
+    ids: &[ChunkId],
+    now: u32,
+    now_secs: Option<f64>,
+    query: &str,
+    case: usize,
+) {
+    let explained = engine.score_all(ids, now, now_secs, Some(query));
+    let values = engine.values(ids, now, now_secs, Some(query));
+    let factors = engine.factors(ids, now, now_secs, Some(query));
+    for ((e, v), f) in explained.iter().zip(&values).zip(&factors) {
+        assert_eq!(e.value.to_bits(), v.to_bits(), "case {case}: {e:?}");
+        assert_eq!(Some(e.factors), *f, "case {case}");
+    }
+    let bits = |v: Vec<f32>| v.into_iter().map(f32::to_bits).collect::<Vec<_>>();
+    // Twice (the second from what the first kept), then at a later call and with another
+    // query, each against `values` at the same call.
+    for (at, q) in [(now, query), (now, query), (now + 7, "order refund")] {
+        assert_eq!(
+            bits(engine.ranked_values(ids, at, now_secs, Some(q))),
+            bits(engine.values(ids, at, now_secs, Some(q))),
+            "case {case}, call {at}, query {q:?}"
+        );
+    }
+}
+
 #[test]
 fn factors_stay_in_unit_interval_for_arbitrary_inputs() {
     let mut rng = Lcg(7);
@@ -136,33 +166,7 @@ fn factors_stay_in_unit_interval_for_arbitrary_inputs() {
         let rel = engine.relevance(&query, &ids);
         assert!(rel.iter().all(|&r| in_unit(r)), "{rel:?}");
         let now = rng.below(80) as u32;
-        // The ranking's paths (no sentences, fixed factors kept per chunk; and `ranked_values`,
-        // with the query's matches and the recency decay kept across calls) give the explaining
-        // path's numbers exactly, also after the config changes under the chunks.
-        let same_as_explained = |engine: &mut ValueEngine| {
-            let explained = engine.score_all(&ids, now, now_secs, Some(&query));
-            let values = engine.values(&ids, now, now_secs, Some(&query));
-            let factors = engine.factors(&ids, now, now_secs, Some(&query));
-            for ((e, v), f) in explained.iter().zip(&values).zip(&factors) {
-                assert_eq!(e.value.to_bits(), v.to_bits(), "case {case}: {e:?}");
-                assert_eq!(Some(e.factors), *f, "case {case}");
-            }
-            let bits = |v: Vec<f32>| v.into_iter().map(f32::to_bits).collect::<Vec<_>>();
-            // Twice (the second from what the first kept), then at a later call and with
-            // another query, each against `values` at the same call.
-            for (at, q) in [
-                (now, &query),
-                (now, &query),
-                (now + 7, &"order refund".to_string()),
-            ] {
-                assert_eq!(
-                    bits(engine.ranked_values(&ids, at, now_secs, Some(q))),
-                    bits(engine.values(&ids, at, now_secs, Some(q))),
-                    "case {case}, call {at}, query {q:?}"
-                );
-            }
-        };
-        same_as_explained(&mut engine);
+        assert_ranking_paths_agree(&mut engine, &ids, now, now_secs, &query, case);
         let mut other = engine.clone();
         let mut changed = other.config().clone();
         changed.recency_half_life_calls = pick(&mut rng);
@@ -171,7 +175,7 @@ fn factors_stay_in_unit_interval_for_arbitrary_inputs() {
         changed.size_scale_tokens = pick(&mut rng);
         changed.weights = Weights::from_array([0.0; 8].map(|_| pick(&mut rng)));
         other.set_config(changed);
-        same_as_explained(&mut other);
+        assert_ranking_paths_agree(&mut other, &ids, now, now_secs, &query, case);
         for v in engine.score_all(&ids, now, now_secs, Some(&query)) {
             assert!(
                 v.factors.to_array().iter().all(|&x| in_unit(x)),
