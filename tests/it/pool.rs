@@ -31,7 +31,7 @@ fn materialize(added: &[Value], items: &[Rendered]) -> Vec<Value> {
         .iter()
         .map(|it| match it {
             Rendered::Original { message } => added[*message as usize].clone(),
-            Rendered::Patched { value, .. } => value.clone(),
+            Rendered::Patched { value, .. } => Value::clone(value),
             Rendered::Summary { .. } => json!({"role": "system", "content": "summary"}),
         })
         .collect()

@@ -19,6 +19,7 @@ use memlens_import::live::{self, Dialect};
 use memlens_import::ImportError;
 use serde::Serialize;
 use serde_json::Value;
+use std::sync::Arc;
 
 /// What can go wrong; each becomes a JavaScript `Error` with this message.
 #[derive(Debug, thiserror::Error)]
@@ -131,8 +132,9 @@ pub enum Rendered {
     Patched {
         /// Message index.
         message: u32,
-        /// The patched object.
-        value: Value,
+        /// The patched object (shared with the pool's render cache: a message sent with the same
+        /// parts compressed as in the previous context is not patched again).
+        value: Arc<Value>,
     },
     /// A summary the host must produce with its summarizer: of these messages, in this many
     /// tokens at most (the policy's model of it).
@@ -298,6 +300,11 @@ pub struct Pool {
     dropped_forgotten: u32,
     /// Messages released since the latest context.
     newly_released: Vec<u32>,
+    /// The patched messages of the latest context, by message index, with the part states
+    /// they were patched with: a context that sends a message with the same states again (most
+    /// do: the same old tool results stay compressed turn after turn) shares its patched object
+    /// instead of cloning and patching the message again. Holds only the latest context's.
+    patched: std::collections::HashMap<u32, (Vec<PartState>, Arc<Value>)>,
 }
 
 const MAX_WARNINGS: usize = 100;
@@ -387,6 +394,7 @@ impl Pool {
             released_unwritten: false,
             dropped_forgotten: 0,
             newly_released: Vec::new(),
+            patched: Default::default(),
         })
     }
 
@@ -683,8 +691,9 @@ impl Pool {
         self.last.as_ref()
     }
 
-    fn render(&self, d: &Decision) -> Vec<Rendered> {
+    fn render(&mut self, d: &Decision) -> Vec<Rendered> {
         let mut out = Vec::new();
+        let mut previous = std::mem::take(&mut self.patched);
         let mut i = 0;
         while i < d.entries.len() {
             let entry = &d.entries[i];
@@ -713,13 +722,21 @@ impl Pool {
             {
                 j += 1;
             }
-            out.extend(self.render_message(message, &d.entries[i..j]));
+            out.extend(self.render_message(message, &d.entries[i..j], &mut previous));
             i = j;
         }
         out
     }
 
-    fn render_message(&self, message: u32, entries: &[ContextEntry]) -> Option<Rendered> {
+    /// One message as the context sends it. A patched message is taken from `previous` (the
+    /// latest context's patches) when its part states are the same, and kept in `self.patched`
+    /// for the next context.
+    fn render_message(
+        &mut self,
+        message: u32,
+        entries: &[ContextEntry],
+        previous: &mut std::collections::HashMap<u32, (Vec<PartState>, Arc<Value>)>,
+    ) -> Option<Rendered> {
         let stored = self.messages.get(message as usize)?.as_deref()?;
         // The common case, without allocating: every chunk of the message sent as it was.
         if entries.len() == stored.chunks.len()
@@ -746,18 +763,24 @@ impl Pool {
         if states.iter().all(|s| *s == PartState::Keep) {
             return Some(Rendered::Original { message });
         }
-        let tool_calls: Vec<bool> = stored
-            .categories
-            .iter()
-            .map(|&c| c == Category::ToolCall)
-            .collect();
-        let value = render::patch(
-            &stored.value,
-            stored.dialect,
-            &stored.slots,
-            &states,
-            &tool_calls,
-        )?;
+        let value = match previous.remove(&message) {
+            Some((before, value)) if before == states => value,
+            _ => {
+                let tool_calls: Vec<bool> = stored
+                    .categories
+                    .iter()
+                    .map(|&c| c == Category::ToolCall)
+                    .collect();
+                Arc::new(render::patch(
+                    &stored.value,
+                    stored.dialect,
+                    &stored.slots,
+                    &states,
+                    &tool_calls,
+                )?)
+            }
+        };
+        self.patched.insert(message, (states, Arc::clone(&value)));
         Some(Rendered::Patched { message, value })
     }
 
@@ -922,3 +945,6 @@ fn keep_reason(category: Category, value: &ChunkValue) -> String {
         ),
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,81 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failed unwrap is a failed test
+
+use super::*;
+
+/// The first tau-bench system prompt, then the other messages of the first `n` trajectories.
+fn long_run(n: usize) -> Vec<Value> {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/data/traces/tau-bench-gpt-4o-airline.json"
+    );
+    let raw: Vec<Value> =
+        serde_json::from_slice(&std::fs::read(path).expect("the shared tau-bench file"))
+            .expect("tau-bench JSON");
+    let mut run = Vec::new();
+    for record in raw.iter().take(n) {
+        for m in record["traj"].as_array().expect("traj") {
+            if m["role"] != "system" || run.is_empty() {
+                run.push(m.clone());
+            }
+        }
+    }
+    run
+}
+
+fn pool(policy: &str, budget: u32) -> Pool {
+    Pool::new(PoolOptions {
+        model: Some("gpt-4o".into()),
+        budget,
+        policy: PolicyConfig::builtin(policy).expect("built-in policy"),
+        summarizer: false,
+        dialect: None,
+        keep_history: true,
+    })
+    .expect("valid pool options")
+}
+
+/// A message sent patched in consecutive contexts is patched once and shared after that (the
+/// render cache). Every context must be what the same pool renders with its cache emptied. The
+/// run exercises both paths: patches sent again as they were (hundreds), and a message patched
+/// differently from one context to the next.
+#[test]
+fn patches_shared_across_contexts_are_what_a_fresh_render_gives() {
+    let run = long_run(30);
+    // Budgets where compressed messages stay in the context turn after turn (at 1,500 the
+    // context churns and little is sent twice).
+    let mut repatched = 0;
+    for (policy, budget) in [("value-compress", 8000), ("value", 4000)] {
+        let (mut cached, mut uncached) = (pool(policy, budget), pool(policy, budget));
+        let mut shared = 0;
+        for (t, m) in run.iter().enumerate() {
+            cached.add(m.clone()).expect("a tau-bench message");
+            uncached.add(m.clone()).expect("a tau-bench message");
+            if m["role"] == "assistant" {
+                continue;
+            }
+            let before = cached.patched.clone();
+            let got = cached.context(None);
+            uncached.patched.clear();
+            let want = uncached.context(None);
+            assert_eq!(got.items, want.items, "{policy}: context after message {t}");
+            for (message, (states, value)) in &cached.patched {
+                match before.get(message) {
+                    Some((s, v)) if s == states => {
+                        assert!(Arc::ptr_eq(v, value), "{policy}: patched again");
+                        shared += 1;
+                    }
+                    Some(_) => repatched += 1,
+                    None => {}
+                }
+            }
+        }
+        assert!(
+            shared > 100,
+            "{policy}: {shared} patches sent again unchanged"
+        );
+    }
+    assert!(
+        repatched > 0,
+        "no message patched differently in a later context"
+    );
+}
