@@ -13,6 +13,8 @@ export function makeApi(raw, host = {}) {
     #summarizer;
     #scorer;
     #summaries = new Map();
+    // Message index -> the patched object the latest context sent for it (see #decide).
+    #patches = new Map();
     #last = null;
     #traceFile;
 
@@ -119,6 +121,21 @@ export function makeApi(raw, host = {}) {
       // The message references come apart as a Uint32Array: copying them costs less than
       // parsing hundreds of numbers from the text.
       c.refs = raw.contextRefs();
+      // A patched message sent again unchanged comes as its index only: it is the object the
+      // previous context had. Only this context's patches are kept for the next.
+      const patches = new Map();
+      for (let i = 0; i < c.extras.length; i++) {
+        const extra = c.extras[i];
+        if (extra.kind === "samePatch") {
+          const value = this.#patches.get(extra.message);
+          if (value === undefined) throw new Error(`memlens: patched message ${extra.message} is not held (a bug)`);
+          c.extras[i] = { kind: "patched", message: extra.message, value };
+          patches.set(extra.message, value);
+        } else if (extra.kind === "patched") {
+          patches.set(extra.message, extra.value);
+        }
+      }
+      this.#patches = patches;
       this.#appendTrace(false);
       return c;
     }
@@ -149,8 +166,8 @@ export function makeApi(raw, host = {}) {
 
     /**
      * The messages to send now: the very objects added where kept as they were, patched copies
-     * where parts were compressed or dropped. Throws when the policy wants a summary: use
-     * `contextAsync()` with a summarizer.
+     * where parts were compressed or dropped (the same copy again while its patch is unchanged).
+     * Throws when the policy wants a summary: use `contextAsync()` with a summarizer.
      */
     context(options) {
       const c = this.#decide(options);
@@ -237,6 +254,7 @@ export function makeApi(raw, host = {}) {
         this.#raw.free();
         this.#raw = undefined;
         this.#messages = [];
+        this.#patches = new Map();
       }
     }
 

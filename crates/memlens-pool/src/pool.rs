@@ -447,6 +447,8 @@ impl Pool {
         self.stats.policy = policy.name.clone();
         self.options.policy = policy;
         self.engine = engine;
+        // The new policy's contexts are rendered afresh: no patch is shared with the old one's.
+        self.patched.clear();
         Ok(())
     }
 

@@ -14,6 +14,8 @@ use memlens_pool::{
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::Arc;
 use wasm_bindgen::prelude::*;
 
 fn js_err(e: impl std::fmt::Display) -> JsError {
@@ -96,6 +98,10 @@ pub struct RawPool {
     pool: Pool,
     /// The latest context's `refs` (see [`RawPool::context_json`]).
     refs: Vec<u32>,
+    /// The patched messages of the latest context, as the package holds them: the next context
+    /// names a patch it sends again unchanged (the pool shares it: `Arc::ptr_eq`) instead of
+    /// serializing it for the package to parse again.
+    sent_patches: HashMap<u32, Arc<Value>>,
 }
 
 #[wasm_bindgen]
@@ -118,6 +124,7 @@ impl RawPool {
         Ok(RawPool {
             pool,
             refs: Vec::new(),
+            sent_patches: HashMap::new(),
         })
     }
 
@@ -143,28 +150,53 @@ impl RawPool {
     /// Decides the next context, as JSON text the package parses: `{extras, tokens,
     /// fullTokens, overBudget, compressed, evicted, retrieved, releasedMessages}`; its `refs`
     /// come apart, from [`RawPool::context_refs`]. `refs[i] < 2^31` is the index of a message
-    /// sent unchanged, otherwise `extras[refs[i] - 2^31]` is a patched message or a summary to
-    /// produce. Unchanged messages are never copied across the boundary; the rest crosses as one
-    /// string (`JSON.parse` builds the objects faster than a call per field).
+    /// sent unchanged, otherwise `extras[refs[i] - 2^31]` is a patched message, a summary to
+    /// produce, or `{kind: "samePatch", message}`: the patched message the previous context sent
+    /// for that message, unchanged (the package keeps them). Unchanged messages are never copied
+    /// across the boundary; the rest crosses as one string (`JSON.parse` builds the objects
+    /// faster than a call per field).
     #[wasm_bindgen(js_name = contextJson)]
     pub fn context_json(&mut self, query: Option<String>) -> Result<String, JsError> {
         let ctx = self.pool.context(query.as_deref());
         let refs = &mut self.refs;
         refs.clear();
         let mut extras = Vec::new();
+        let mut previous = std::mem::take(&mut self.sent_patches);
         for item in &ctx.items {
             match item {
                 Rendered::Original { message } => refs.push(*message),
                 other => {
                     refs.push(0x8000_0000 | extras.len() as u32);
-                    extras.push(other);
+                    extras.push(match other {
+                        Rendered::Patched { message, value } => {
+                            let same = previous
+                                .remove(message)
+                                .is_some_and(|sent| Arc::ptr_eq(&sent, value));
+                            self.sent_patches.insert(*message, Arc::clone(value));
+                            if same {
+                                Extra::SamePatch {
+                                    kind: "samePatch",
+                                    message: *message,
+                                }
+                            } else {
+                                Extra::Rendered(other)
+                            }
+                        }
+                        _ => Extra::Rendered(other),
+                    });
                 }
             }
         }
         #[derive(Serialize)]
+        #[serde(untagged)]
+        enum Extra<'a> {
+            Rendered(&'a Rendered),
+            SamePatch { kind: &'static str, message: u32 },
+        }
+        #[derive(Serialize)]
         #[serde(rename_all = "camelCase")]
         struct Out<'a> {
-            extras: Vec<&'a Rendered>,
+            extras: Vec<Extra<'a>>,
             tokens: u64,
             full_tokens: u64,
             over_budget: bool,

@@ -213,6 +213,32 @@ test("compression returns patched copies and never touches the caller's objects"
   pool.free();
 });
 
+test("a patched message sent again unchanged is the same object, equal to a fresh render", () => {
+  // Pool `fresh` switches to the same policy before every context, which renders it afresh;
+  // `pool` sends a patch the previous context had as that same object.
+  const options = { model: "gpt-4o", budget: 2000, policy: "value-compress" };
+  const pool = new MemoryPool(options);
+  const fresh = new MemoryPool(options);
+  const run = tau.slice(0, 4).flatMap((r, i) => r.traj.filter((m) => i === 0 || m.role !== "system"));
+  let previous = [];
+  let same = 0;
+  for (const m of run) {
+    if (m.role === "assistant") {
+      const ctx = pool.context();
+      fresh.setPolicy(options.policy);
+      assert.deepEqual(ctx, fresh.context());
+      const patched = ctx.filter((x) => !run.includes(x));
+      same += patched.filter((x) => previous.includes(x)).length;
+      previous = patched;
+    }
+    pool.add(m);
+    fresh.add(m);
+  }
+  assert.ok(same > 0, "some patches were sent again as they were");
+  pool.free();
+  fresh.free();
+});
+
 test("summaries come from the caller's summarizer, never faked", async () => {
   const seen = [];
   const pool = new MemoryPool({
