@@ -165,10 +165,17 @@ impl Bm25Index {
             .iter()
             .map(|p| self.idf_of_df(p.map_or(0, <[_]>::len)))
             .collect();
+        let avg = self.avg_len();
         for (slot, &doc) in docs.iter().enumerate() {
+            let matches = cache.matches_of(doc);
+            if matches.is_empty() {
+                continue;
+            }
+            // The document's length norm once, not per term: the same value `term_score` finds.
+            let norm = self.norm(doc, avg);
             // Summed in term order, as `scores_for` adds each term's share in turn.
-            for &(term, tf) in cache.matches_of(doc) {
-                out[slot] += self.term_score(idf[term as usize], tf, doc);
+            for &(term, tf) in matches {
+                out[slot] += share(idf[term as usize], tf, norm, self.params.k1);
             }
         }
         out
@@ -188,12 +195,19 @@ impl Bm25Index {
 
     /// One term's BM25 contribution to a document.
     fn term_score(&self, idf: f32, tf: u32, doc: u32) -> f32 {
+        share(idf, tf, self.norm(doc, self.avg_len()), self.params.k1)
+    }
+
+    /// The average document length.
+    fn avg_len(&self) -> f32 {
+        self.total_len as f32 / self.doc_len.len().max(1) as f32
+    }
+
+    /// A document's length normalization, `k1 · (1 - b + b · len / avg)`.
+    fn norm(&self, doc: u32, avg: f32) -> f32 {
         let Bm25Params { k1, b } = self.params;
-        let avg = self.total_len as f32 / self.doc_len.len().max(1) as f32;
         let len = self.doc_len.get(doc as usize).copied().unwrap_or(0) as f32;
-        let tf = tf as f32;
-        let norm = k1 * (1.0 - b + b * len / avg.max(1e-6));
-        idf * tf * (k1 + 1.0) / (tf + norm)
+        k1 * (1.0 - b + b * len / avg.max(1e-6))
     }
 
     /// The `k` best documents for `query`, best first; ties broken by the lower id.
@@ -209,6 +223,12 @@ impl Bm25Index {
         scored.truncate(k);
         scored
     }
+}
+
+/// One term's BM25 share given the document's length norm ([`Bm25Index::norm`]).
+fn share(idf: f32, tf: u32, norm: f32, k1: f32) -> f32 {
+    let tf = tf as f32;
+    idf * tf * (k1 + 1.0) / (tf + norm)
 }
 
 /// One query's matches (term, frequency) per document scored for it so far: see

@@ -544,7 +544,8 @@ impl Pool {
         }
         let d = self.engine.context(query);
         self.decided_chunks = self.chunk_message.len() as u32;
-        let input: Vec<ChunkId> = d.chunk_ids().collect();
+        let mut input: Vec<ChunkId> = Vec::with_capacity(d.entries.len());
+        input.extend(d.chunk_ids());
         self.pending = Some(PendingCall { input, usage: None });
         let items = self.render(&d);
         self.stats.calls += 1;

@@ -369,7 +369,8 @@ impl ValueEngine {
         let slots: Vec<Option<usize>> = candidates.iter().map(|&c| self.slot(c)).collect();
         let relevance = match query {
             Some(q) => {
-                let docs: Vec<u32> = slots.iter().flatten().map(|&s| s as u32).collect();
+                let mut docs: Vec<u32> = Vec::with_capacity(slots.len());
+                docs.extend(slots.iter().flatten().map(|&s| s as u32));
                 let scores = self
                     .bm25
                     .scores_for_cached(&mut self.ranking_query, q, &docs);

@@ -77,7 +77,7 @@ impl State {
     /// Units (in order of first item) with their item indices, for units with an active item.
     pub(crate) fn active_units(&self) -> Vec<(u32, Members)> {
         let pairs = self.unit_pairs();
-        let mut out: Vec<(u32, Members)> = Vec::new();
+        let mut out: Vec<(u32, Members)> = Vec::with_capacity(pairs.len());
         let mut k = 0;
         while k < pairs.len() {
             let (unit, members, next) = unit_at(&pairs, k);
@@ -98,13 +98,16 @@ impl State {
         // nearly sorted pairs is cheaper than a hash map per call, and the stable sort finds
         // the runs already in order (only a tool result arriving after other units is out of
         // place); pairs are distinct, so it orders them as the unstable sort does.
-        let mut pairs: Vec<(u32, usize)> = self
-            .items
-            .iter()
-            .enumerate()
-            .filter(|(_, it)| it.status != Status::Gone)
-            .map(|(i, it)| (it.unit, i))
-            .collect();
+        // Sized for every item up front: collected through the filter it grew a step at a time,
+        // and its reallocations cost more than the sort (callgrind, BENCHMARKS.md).
+        let mut pairs: Vec<(u32, usize)> = Vec::with_capacity(self.items.len());
+        pairs.extend(
+            self.items
+                .iter()
+                .enumerate()
+                .filter(|(_, it)| it.status != Status::Gone)
+                .map(|(i, it)| (it.unit, i)),
+        );
         pairs.sort();
         pairs
     }
@@ -234,6 +237,8 @@ impl State {
         let mut summaries: Vec<&Summary> = self.summaries.iter().filter(|s| s.active).collect();
         summaries.sort_by_key(|s| s.at);
         let mut pending = summaries.into_iter().peekable();
+        // At most one entry per item and summary: pushed one by one, the list was regrown.
+        d.entries.reserve(self.items.len() + self.summaries.len());
         let summary_entry = |s: &Summary| ContextEntry {
             chunk: None,
             tokens: s.tokens,
