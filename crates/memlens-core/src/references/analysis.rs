@@ -115,7 +115,7 @@ impl Analysis {
         let trimmed = content.trim_start();
         if trimmed.starts_with('{') || trimmed.starts_with('[') {
             if let Ok(v) = serde_json::from_str::<Value>(content) {
-                a.json(&v);
+                a.json(v);
                 return a;
             }
         }
@@ -123,18 +123,19 @@ impl Analysis {
         a
     }
 
-    fn json(&mut self, v: &Value) {
+    /// Walks the value it owns: its strings become the fragments' texts without a copy.
+    fn json(&mut self, v: Value) {
         match v {
-            Value::String(s) => self.prose(s.clone()),
+            Value::String(s) => self.prose(s),
             Value::Number(n) => {
                 let text = n.to_string();
                 number(&text, None, &mut |t| self.push(t));
             }
-            Value::Array(items) => items.iter().for_each(|x| self.json(x)),
+            Value::Array(items) => items.into_iter().for_each(|x| self.json(x)),
             Value::Object(map) => {
                 for (k, x) in map {
                     if k.chars().any(|c| c.is_ascii_digit()) {
-                        scan(k, &mut |t| self.push(t));
+                        scan(&k, &mut |t| self.push(t));
                     }
                     self.json(x);
                 }

@@ -18,10 +18,14 @@ pub(super) fn analyze(content: &str) -> Analysis {
     let mut word_hashes = Vec::new();
     let mut term_hashes = Vec::new();
     let mut terms = Vec::new();
-    for w in text::words(content) {
+    // One buffer for every word's lowercase form (`text::words` without a string per word):
+    // a word is copied out only when it becomes a term.
+    let mut w = String::new();
+    for (start, end) in text::word_spans(content) {
+        text::lowercase_into(&content[start..end], &mut w);
         word_hashes.push(fnv1a(w.as_bytes()));
         if !text::is_stop_word(&w) {
-            let term = text::stem_owned(w);
+            let term = text::stem_owned(w.clone());
             term_hashes.push(fnv1a(term.as_bytes()));
             terms.push(term);
         }
