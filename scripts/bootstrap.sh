@@ -3,7 +3,7 @@
 #   - the Rust wasm32 target (the core and importers must build for the browser)
 #   - Python tiktoken, the independent tokenizer the test suite cross-checks counts against
 #   - wasm-bindgen-cli 0.2.130 and trunk 0.21.14 (cargo install; versions from
-#     ../shared/toolchain/NOTES.md), wasm-opt 132 and playwright-core from npm (tools/), and
+#     ../shared/toolchain/NOTES.md), wasm-split-cli 0.2.4 (the page's split), wasm-opt 132 and playwright-core from npm (tools/), and
 #     Debian's chromium for the browser tests. Debian's own binaryen (wasm-opt 108) is never used:
 #     its output fails to load.
 set -euo pipefail
@@ -44,6 +44,12 @@ fi
 if ! have_version trunk 0.21.14; then
   say "installing trunk 0.21.14 (several minutes, once)"
   cargo install trunk --version 0.21.14 --locked --quiet
+fi
+
+# wasm-split-cli: splits the page's module so that the views load on first use (scripts/web_app.sh).
+if ! cargo install --list 2>/dev/null | grep -q '^wasm_split_cli_support v0.2.4:'; then
+  say "installing wasm-split-cli 0.2.4 (a minute or two, once)"
+  cargo install wasm_split_cli_support --version 0.2.4 --locked --features build-binary --quiet
 fi
 
 # cargo-fuzz: the coverage-guided fuzz targets (fuzz/, scripts/fuzz.sh; libFuzzer on stable Rust).

@@ -4,8 +4,9 @@
 #   scripts/web.sh serve [PORT]        # release build, then a static server on 127.0.0.1
 #   scripts/web.sh test                # debug build, a server on a free port, tests/web/*.test.mjs
 #   scripts/web.sh measure             # release build, then sizes and load times (BENCHMARKS.md)
-# Tools come from scripts/bootstrap.sh: trunk 0.21.14, wasm-bindgen 0.2.130, wasm-opt 132 (npm,
-# tools/node_modules; Debian's binaryen 108 produces modules that fail to load), chromium.
+# Tools come from scripts/bootstrap.sh: trunk 0.21.14, wasm-bindgen 0.2.130, wasm-split-cli 0.2.4
+# (splits the page: scripts/web_app.sh), wasm-opt 132 (npm, tools/node_modules; Debian's binaryen
+# 108 produces modules that fail to load), chromium.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -28,7 +29,7 @@ cli() { # the CLI in the default target dir, built as scripts/test.sh built it
 }
 
 need() {
-  for tool in trunk wasm-bindgen wasm-opt; do
+  for tool in trunk wasm-bindgen wasm-split-cli wasm-opt; do
     command -v "$tool" >/dev/null || { echo "web.sh: $tool not found: run scripts/bootstrap.sh" >&2; exit 2; }
   done
   case "$(wasm-opt --version)" in

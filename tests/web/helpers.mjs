@@ -51,9 +51,12 @@ export async function open(browser, hash = '') {
   state.watch = () => { state.watching = true; };
   const isAsset = (r) => r.url().startsWith(`${URL_BASE}assets/`) && r.method() === 'GET'
     && !r.postData();
+  // The page's own code: the views' modules, fetched when first opened (scripts/web_app.sh).
+  const isCode = (r) => r.url().startsWith(`${URL_BASE}app/`) && r.method() === 'GET'
+    && !r.postData();
   // Requests that leave the page: anything but blob:/data: (downloads and the worker are blobs)
   // and the app's own tables.
-  state.network = () => state.requests.filter((r) => !isAsset(r)).map((r) => r.url())
+  state.network = () => state.requests.filter((r) => !isAsset(r) && !isCode(r)).map((r) => r.url())
     .filter((u) => !u.startsWith('blob:') && !u.startsWith('data:'));
   // The tables fetched since the page opened (file names, in order).
   state.assets = () => everything.filter(isAsset).map((r) => r.url().slice(`${URL_BASE}assets/`.length));

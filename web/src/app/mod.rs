@@ -10,6 +10,7 @@ mod live;
 mod order;
 mod projection;
 mod sim;
+mod split;
 mod views;
 
 use crate::protocol::{Request, Response};
@@ -505,6 +506,8 @@ impl Ctx {
             }
             Response::Ready => {
                 self.ready.set(true);
+                // The page is usable: fetch the other views' code now, not when first opened.
+                split::prefetch();
                 let queued = self.queue.try_update_value(std::mem::take);
                 self.worker.with_value(|w| {
                     if let Some(w) = w {

@@ -1,7 +1,7 @@
 //! Overview, chunks table and detail, value heatmap, cost attribution, access graph.
 
 use super::fmt::{int, pct, usd};
-use super::{ctx, labels, sim, Data, View};
+use super::{ctx, labels, split, Data, View};
 use leptos::prelude::*;
 use memlens_core::analysis::ChunkRow;
 use memlens_core::value::{Factors, Label};
@@ -21,14 +21,9 @@ pub fn current(view: View) -> AnyView {
         return view! { <p class="muted" id="waiting">"Choose a trace to analyze."</p> }.into_any();
     };
     match view {
+        // The first paint's module holds the overview; the others load their own.
         View::Overview => overview(data).into_any(),
-        View::Chunks => view! { <Chunks data=data/> }.into_any(),
-        View::Heatmap => view! { <super::heatmap::Heatmap data=data/> }.into_any(),
-        View::Cost => cost(data).into_any(),
-        View::Calls => view! { <super::calls::Calls data=data/> }.into_any(),
-        View::Graph => graph(data).into_any(),
-        View::Simulator => view! { <sim::Simulator data=data/> }.into_any(),
-        View::Labels => view! { <labels::Labels data=data/> }.into_any(),
+        other => split::view(other, data),
     }
 }
 
@@ -36,7 +31,7 @@ fn card(label: &'static str, value: String, id: &'static str) -> impl IntoView {
     view! { <div class="card"><div class="label">{label}</div><div class="value" id=id>{value}</div></div> }
 }
 
-fn overview(data: Arc<Data>) -> impl IntoView {
+pub(super) fn overview(data: Arc<Data>) -> impl IntoView {
     let a = &data.analysis;
     let s = &a.summary;
     let window = s
@@ -439,7 +434,7 @@ const ROW_H: f64 = 28.0;
 const VISIBLE: usize = 40;
 
 #[component]
-fn Chunks(data: Arc<Data>) -> impl IntoView {
+pub(super) fn Chunks(data: Arc<Data>) -> impl IntoView {
     let ctx = ctx();
     let sort = RwSignal::new((Col::Id, false));
     let category = RwSignal::new(String::new());
@@ -682,7 +677,7 @@ fn bars(
     }
 }
 
-fn cost(data: Arc<Data>) -> impl IntoView {
+pub(super) fn cost(data: Arc<Data>) -> impl IntoView {
     let ctx = ctx();
     let a = &data.analysis;
     let priced = a.summary.figures.priced_as.is_some();
@@ -749,7 +744,7 @@ fn cost(data: Arc<Data>) -> impl IntoView {
 
 const GRAPH_MAX_EDGES: usize = 3000;
 
-fn graph(data: Arc<Data>) -> impl IntoView {
+pub(super) fn graph(data: Arc<Data>) -> impl IntoView {
     let ctx = ctx();
     let a = &data.analysis;
     let (w, h, base) = (1000.0f64, 360.0f64, 320.0f64);
