@@ -22,8 +22,34 @@ out="$ROOT/target/web-app"
 args=(rustc -p memlens-web --bin app --target wasm32-unknown-unknown --locked)
 [ "$profile" = release ] && args+=(--release)
 cargo "${args[@]}" -- -Clink-args=--emit-relocs
-
 wasm="$target_dir/wasm32-unknown-unknown/$profile/app.wasm"
+
+# Cargo copies a binary to $wasm when it links it, not when it finds it up to date: a build of
+# the app without --emit-relocs in between (`cargo build -p memlens-web --target wasm32...` in
+# the same target dir) leaves its own copy there. Relink then.
+has_relocs() {
+  python3 - "$1" <<'PY'
+import sys
+data = open(sys.argv[1], 'rb').read()
+def leb(i):
+    n = shift = 0
+    while True:
+        b = data[i]; i += 1; n |= (b & 0x7f) << shift; shift += 7
+        if b < 0x80: return n, i
+i = 8
+while i < len(data):
+    kind = data[i]; size, i = leb(i + 1); end = i + size
+    if kind == 0:
+        length, j = leb(i)
+        if data[j:j + length] == b'linking': sys.exit(0)
+    i = end
+sys.exit(1)
+PY
+}
+if ! has_relocs "$wasm"; then
+  touch web/src/bin/app.rs
+  cargo "${args[@]}" -- -Clink-args=--emit-relocs
+fi
 rm -rf "$out"
 mkdir -p "$out"
 # The main module is written as app.wasm for wasm-bindgen, whose app.js the split modules'

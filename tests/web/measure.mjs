@@ -18,9 +18,9 @@ const sizes = (dir, files) => files.map((f) => {
   return { f: path.join(dir, f), raw: bytes.length, gz: gzipSync(bytes, { level: 9 }).length };
 });
 // What the page loads before its first paint: the files at the top of dist/ (the worker among
-// them) and the page's main module (app/app.js, app/app_bg.wasm); the views' modules
-// (scripts/web_app.sh) are fetched once the page is usable.
-const FIRST = ['app.js', 'app_bg.wasm'];
+// them) and the page's main module (app/app.js, app/app_bg.wasm, and the split modules' loader
+// app.js imports); the views' modules (scripts/web_app.sh) are fetched once the page is usable.
+const FIRST = ['app.js', 'app_bg.wasm', '__wasm_split.js'];
 const code = (f) => /\.(wasm|js|css|html)$/.test(f);
 const first = [...sizes('', readdirSync(dist).filter(code)), ...sizes('app', FIRST)];
 console.log('| file | raw | gzip -9 |\n|---|---|---|');
