@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The page's module, split: the views a first paint does not show (every one but the overview)
-# are loaded from modules of their own when first opened. Run by Trunk as a pre-build hook
+# are loaded from modules of their own once the page is usable, or when first opened (see
+# web/src/app/split.rs). Run by Trunk as a pre-build hook
 # (Trunk.toml); writes target/web-app/, which index.html copies to dist/app/.
 #
 #   cargo rustc --bin app -- -Clink-args=--emit-relocs   # the linker keeps its relocations
-#   wasm-split-cli                                       # main module + one module per #[lazy] view
+#   wasm-split-cli                                       # main module + one module per split view
 #                                                        #   + chunks they share + __wasm_split.js
 #   wasm-bindgen --target web                            # app.js, app_bg.wasm (the main module)
 #   wasm-opt -Oz (release)                               # every module
