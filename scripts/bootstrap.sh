@@ -4,8 +4,8 @@
 #   - Python tiktoken, the independent tokenizer the test suite cross-checks counts against
 #   - wasm-bindgen-cli 0.2.130 and trunk 0.21.14 (cargo install; versions from
 #     ../shared/toolchain/NOTES.md), wasm-split-cli 0.2.4 (the page's split), wasm-opt 132 and
-#     playwright-core from npm (tools/), and Debian's chromium for the browser tests. Debian's own binaryen (wasm-opt 108) is never used:
-#     its output fails to load.
+#     playwright-core from npm (tools/), and Debian's chromium for the browser tests. Debian's own
+#     binaryen (wasm-opt 108) is never used: its output fails to load.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The page's module, split: the views a first paint does not show (every one but the overview)
 # are loaded from modules of their own once the page is usable, or when first opened (see
-# web/src/app/split.rs). Run by Trunk as a pre-build hook
-# (Trunk.toml); writes target/web-app/, which index.html copies to dist/app/.
+# web/src/app/split.rs). Run by Trunk as a pre-build hook (Trunk.toml); writes target/web-app/,
+# which index.html copies to dist/app/.
 #
 #   cargo rustc --bin app -- -Clink-args=--emit-relocs   # the linker keeps its relocations
 #   wasm-split-cli                                       # main module + one module per split view
