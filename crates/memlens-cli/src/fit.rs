@@ -31,6 +31,7 @@ struct FoldRow {
     threshold: Option<f32>,
     size_exponent: Option<f32>,
     cleanup: Option<memlens_core::policy::Cleanup>,
+    minify_json: bool,
 }
 
 #[derive(Serialize)]
@@ -96,6 +97,7 @@ pub(crate) fn fit_cmd(args: FitArgs) -> Result<Vec<String>, String> {
             threshold: f.fitted.policy.value_threshold,
             size_exponent: f.fitted.policy.size_exponent,
             cleanup: f.fitted.policy.cleanup,
+            minify_json: f.fitted.policy.compress.minify_json,
         })
         .collect();
     let validation = total(rows.iter().map(|r| r.validation));
@@ -138,7 +140,7 @@ pub(crate) fn fit_cmd(args: FitArgs) -> Result<Vec<String>, String> {
     if !rows.is_empty() {
         outln!();
         outln!(
-            "  {:<5} {:>14} {:>18} {:>18} {:>8} {:>9} {:>8} {:>9}",
+            "  {:<5} {:>14} {:>18} {:>18} {:>8} {:>9} {:>8} {:>9} {:>6}",
             "fold",
             "train",
             "validation",
@@ -146,11 +148,12 @@ pub(crate) fn fit_cmd(args: FitArgs) -> Result<Vec<String>, String> {
             "weights",
             "threshold",
             "size exp",
-            "cleanup"
+            "cleanup",
+            "minify"
         );
         for r in &rows {
             outln!(
-                "  {:<5} {:>14} {:>18} {:>18} {:>8} {:>9} {:>8} {:>9}",
+                "  {:<5} {:>14} {:>18} {:>18} {:>8} {:>9} {:>8} {:>9} {:>6}",
                 r.fold,
                 figures(&r.train),
                 figures(&r.validation),
@@ -158,7 +161,8 @@ pub(crate) fn fit_cmd(args: FitArgs) -> Result<Vec<String>, String> {
                 weights_name(r.weights),
                 threshold(r.threshold),
                 exponent(r.size_exponent),
-                cleanup(r.cleanup)
+                cleanup(r.cleanup),
+                if r.minify_json { "yes" } else { "no" }
             );
         }
         outln!(
@@ -172,7 +176,8 @@ pub(crate) fn fit_cmd(args: FitArgs) -> Result<Vec<String>, String> {
     }
     outln!();
     outln!(
-        "on every trace: {} {} vs {} {}; {} weights, threshold {}, size exponent {}, cleanup {}{}",
+        "on every trace: {} {} vs {} {}; {} weights, threshold {}, size exponent {}, cleanup {}, \
+         JSON results {}{}",
         fitted.policy.name,
         figures(&fitted.train),
         args.base.name,
@@ -181,6 +186,11 @@ pub(crate) fn fit_cmd(args: FitArgs) -> Result<Vec<String>, String> {
         threshold(fitted.policy.value_threshold),
         exponent(fitted.policy.size_exponent),
         cleanup(fitted.policy.cleanup),
+        if fitted.policy.compress.minify_json {
+            "minified"
+        } else {
+            "as sent"
+        },
         if fitted.within_ceiling {
             ""
         } else {

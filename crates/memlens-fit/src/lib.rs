@@ -5,8 +5,9 @@
 //! weights from them (logistic regression over the value factors as the engine sees them at each
 //! call, [`memlens_core::value::fit_weights`]), then replays the training traces under the policy
 //! with the fitted weights, and with the preset's, at each candidate value threshold, size
-//! exponent of the eviction order (`value / tokens^e`) and cleanup rule (evict past the budget
-//! down to a share of it), and keeps
+//! exponent of the eviction order (`value / tokens^e`), cleanup rule (evict past the budget
+//! down to a share of it) and, where the traces' tool results are JSON with whitespace, with and
+//! without `compress.minify_json` (lossless, but it changes what has to be evicted), and keeps
 //! the candidate that saves the most input tokens with misses in at most the ceiling's share of
 //! calls. [`cross_validate`] does it k times, holding out each fold of traces, so the figures a
 //! user reads are on traces the fit did not see. The result is a policy (`PolicyConfig`): the CLI
@@ -38,6 +39,7 @@
 
 use memlens_core::cost::PriceTable;
 use memlens_core::model::{Category, ChunkId, Trace};
+use memlens_core::policy::compress::minify_json;
 use memlens_core::policy::{Cleanup, PolicyConfig, PolicyError};
 use memlens_core::references::{detect, AccessGraph};
 use memlens_core::simulate::simulate_trace;
@@ -238,6 +240,10 @@ pub struct FitOptions {
     /// Candidate cleanup rules (evict once past `trigger` of the budget, down to `target`; the
     /// fit also tries the base's own).
     pub cleanups: Vec<Cleanup>,
+    /// Also try every candidate with `compress.minify_json` on (JSON tool results sent without
+    /// their whitespace: lossless), when the base has it off and some tool result in the traces
+    /// has whitespace to lose.
+    pub try_minify_json: bool,
     /// At most this many samples for the weights (an even stride through them beyond): the
     /// regression's cost is linear in them, and tens of thousands pin the weights down.
     pub max_samples: usize,
@@ -257,6 +263,7 @@ impl Default for FitOptions {
                 trigger: 1.0,
                 target: 0.75,
             }],
+            try_minify_json: true,
             max_samples: 50_000,
         }
     }
@@ -283,6 +290,8 @@ pub struct Candidate {
     pub size_exponent: Option<f32>,
     /// Its cleanup rule (`None`: the base's own).
     pub cleanup: Option<Cleanup>,
+    /// Whether it sends JSON tool results minified (`compress.minify_json`).
+    pub minify_json: bool,
     /// Its replay of the training traces.
     pub outcome: Outcome,
 }
@@ -335,8 +344,10 @@ pub fn fit(cases: &[&Case], options: &FitOptions, prices: &PriceTable) -> Result
     let candidate_policy = |weights: &Weights,
                             threshold: Option<f32>,
                             exponent: Option<f32>,
-                            cleanup: Option<Cleanup>| {
+                            cleanup: Option<Cleanup>,
+                            minify_json: bool| {
         let mut p = base.clone();
+        p.compress.minify_json = minify_json;
         p.name = format!("{}-fitted", base.name);
         p.value_preset = None;
         p.value = ValueConfig {
@@ -363,22 +374,38 @@ pub fn fit(cases: &[&Case], options: &FitOptions, prices: &PriceTable) -> Result
     let cleanups: Vec<Option<Cleanup>> = std::iter::once(None)
         .chain(options.cleanups.iter().copied().map(Some))
         .collect();
+    let minify: &[bool] = if base.compress.minify_json {
+        &[true]
+    } else if options.try_minify_json && cases.iter().any(|c| has_spaced_json(c.trace)) {
+        &[false, true]
+    } else {
+        &[false]
+    };
     for (from, weights) in [
         (WeightsFrom::Fitted, &regression.weights),
         (WeightsFrom::Base, &base_config.weights),
     ] {
-        for &cleanup in &cleanups {
-            for &size_exponent in &exponents {
-                for &threshold in &thresholds {
-                    let policy = candidate_policy(weights, threshold, size_exponent, cleanup);
-                    let outcome = evaluate(cases, &policy, options.budget, prices)?;
-                    candidates.push(Candidate {
-                        weights: from,
-                        threshold,
-                        size_exponent,
-                        cleanup,
-                        outcome,
-                    });
+        for &minify_json in minify {
+            for &cleanup in &cleanups {
+                for &size_exponent in &exponents {
+                    for &threshold in &thresholds {
+                        let policy = candidate_policy(
+                            weights,
+                            threshold,
+                            size_exponent,
+                            cleanup,
+                            minify_json,
+                        );
+                        let outcome = evaluate(cases, &policy, options.budget, prices)?;
+                        candidates.push(Candidate {
+                            weights: from,
+                            threshold,
+                            size_exponent,
+                            cleanup,
+                            minify_json,
+                            outcome,
+                        });
+                    }
                 }
             }
         }
@@ -408,7 +435,13 @@ pub fn fit(cases: &[&Case], options: &FitOptions, prices: &PriceTable) -> Result
         WeightsFrom::Base => &base_config.weights,
     };
     Ok(Fitted {
-        policy: candidate_policy(weights, best.threshold, best.size_exponent, best.cleanup),
+        policy: candidate_policy(
+            weights,
+            best.threshold,
+            best.size_exponent,
+            best.cleanup,
+            best.minify_json,
+        ),
         weights_from: best.weights,
         base_weights: base_config.weights.clone(),
         regression,
@@ -418,6 +451,15 @@ pub fn fit(cases: &[&Case], options: &FitOptions, prices: &PriceTable) -> Result
         within_ceiling: within(&best),
         candidates,
     })
+}
+
+/// Whether some tool result of the trace is JSON with whitespace `compress.minify_json` would
+/// remove.
+fn has_spaced_json(trace: &Trace) -> bool {
+    trace
+        .chunks
+        .iter()
+        .any(|c| c.category == Category::ToolResult && minify_json(&c.content).is_some())
 }
 
 /// One fold of [`cross_validate`]: fitted on the other folds, measured on this one.
@@ -585,6 +627,62 @@ mod tests {
             WeightsFrom::Base => &fitted.base_weights,
         };
         assert_eq!(&fitted.policy.value.weights, chosen);
+    }
+
+    #[test]
+    fn minified_json_is_a_candidate_where_the_tool_results_have_whitespace() {
+        let mut b = TraceBuilder::new("json", "test");
+        b.push_message(Message::text("system", "You are a travel agent."), None);
+        for i in 0..4 {
+            b.push_message(Message::text("user", format!("Flights for day {i}?")), None);
+            let flights = r#"[{"flight_number": "HAT069", "origin": "JFK", "price": 121}, {"flight_number": "HAT083", "origin": "JFK", "price": 100}]"#;
+            b.push_message(Message::text("tool", flights), None);
+            b.push_message(Message::text("assistant", "HAT083 costs 100."), None);
+        }
+        b.reconstruct_calls();
+        let (mut trace, _) = b.finish();
+        count_trace(&mut trace, &TokenCounter::for_model(None));
+        let traces = [trace, self::trace(1)];
+        let cases = cases(&traces);
+        let refs: Vec<&Case> = cases.iter().collect();
+        let options = FitOptions {
+            budget: 100_000,
+            thresholds: vec![],
+            size_exponents: vec![],
+            cleanups: vec![],
+            ..FitOptions::default()
+        };
+        let fitted = fit(&refs, &options, &PriceTable::builtin()).expect("fits");
+        // Two weights x with and without: nothing is evicted under this budget, so the minified
+        // candidates save what the whitespace was, with no miss, and one of them is chosen.
+        assert_eq!(fitted.candidates.len(), 4);
+        assert!(fitted.policy.compress.minify_json);
+        assert!(fitted.train.saved() > 0.0 && fitted.base_train.saved() == 0.0);
+        assert_eq!(fitted.train.miss_rate(), 0.0);
+        // Not offered when the base minifies already, or when no result has whitespace.
+        let mut base = options.base.clone();
+        base.compress.minify_json = true;
+        let with = FitOptions {
+            base,
+            ..options.clone()
+        };
+        assert_eq!(
+            fit(&refs, &with, &PriceTable::builtin())
+                .expect("fits")
+                .candidates
+                .len(),
+            2
+        );
+        let plain = [self::trace(2)];
+        let plain = super::cases(&plain);
+        let plain: Vec<&Case> = plain.iter().collect();
+        assert_eq!(
+            fit(&plain, &options, &PriceTable::builtin())
+                .expect("fits")
+                .candidates
+                .len(),
+            2
+        );
     }
 
     #[test]

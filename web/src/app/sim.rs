@@ -391,6 +391,8 @@ fn PolicyForm() -> impl IntoView {
                 on:change=move |ev| { let v = opt_u32(&event_target_value(&ev)); edit(&|p| p.max_age_calls = v); }/></label>
             <label>"window: max messages "<input id="form-max-messages" type="number" min="1" size="4" placeholder="by tokens" prop:value=get(|p| p.max_messages.map(|v| v.to_string()).unwrap_or_default())
                 on:change=move |ev| { let v = opt_u32(&event_target_value(&ev)); edit(&|p| p.max_messages = v); }/></label>
+            <label title="Window/value: JSON tool results sent without the whitespace between their tokens, from their first call (lossless)"><input id="form-minify" type="checkbox" prop:checked=flag(|p| p.compress.minify_json)
+                on:change=move |ev| { let on = event_target_checked(&ev); edit(&|p| p.compress.minify_json = on); }/>" minify JSON results"</label>
             <label><input id="form-json" type="checkbox" prop:checked=flag(|p| p.compress.json.is_some())
                 on:change=move |ev| { let on = event_target_checked(&ev); edit(&|p| p.compress.json = on.then(Default::default)); }/>" compact JSON results"</label>
             <label><input id="form-strip" type="checkbox" prop:checked=flag(|p| p.compress.strip_markup)

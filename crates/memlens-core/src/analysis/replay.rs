@@ -315,5 +315,6 @@ fn compress_name(kind: CompressKind) -> &'static str {
         CompressKind::Strip => "strip",
         CompressKind::Dedupe => "dedupe",
         CompressKind::Clear => "clear",
+        CompressKind::Minify => "minify",
     }
 }

@@ -16,6 +16,16 @@ pub enum CompressKind {
     Dedupe,
     /// An old tool result cleared to a placeholder.
     Clear,
+    /// JSON sent without the whitespace between its tokens: nothing else changed (lossless).
+    Minify,
+}
+
+impl CompressKind {
+    /// Lossless: the text still says everything the original did, so the stronger compressions
+    /// may still be tried on the original.
+    pub fn is_lossless(self) -> bool {
+        self == CompressKind::Minify
+    }
 }
 
 /// Compacts JSON text: keeps only `keep_fields` (when given) at any depth, cuts arrays and long
@@ -69,6 +79,35 @@ fn is_empty_container(v: &Value) -> bool {
         Value::Array(a) => a.is_empty(),
         _ => false,
     }
+}
+
+/// JSON text without the whitespace between its tokens: strings (their escapes included), numbers
+/// and key order are the original's bytes, so nothing a reader could use is lost. `None` when
+/// the text is not a JSON object or array, or has no such whitespace.
+pub fn minify_json(text: &str) -> Option<String> {
+    let trimmed = text.trim();
+    if !(trimmed.starts_with('{') || trimmed.starts_with('[')) {
+        return None;
+    }
+    // Validated first: in text that is not JSON, whitespace outside quotes can matter.
+    serde_json::from_str::<serde::de::IgnoredAny>(trimmed).ok()?;
+    let mut out = String::with_capacity(trimmed.len());
+    let (mut in_string, mut escaped) = (false, false);
+    for ch in trimmed.chars() {
+        if in_string {
+            out.push(ch);
+            match ch {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => in_string = false,
+                _ => {}
+            }
+        } else if !matches!(ch, ' ' | '\t' | '\n' | '\r') {
+            in_string = ch == '"';
+            out.push(ch);
+        }
+    }
+    (out.len() < text.len()).then_some(out)
 }
 
 /// Removes HTML/XML tags and collapses runs of whitespace. `None` when nothing changes.
@@ -131,6 +170,22 @@ mod tests {
         )
         .expect("json");
         assert_eq!(got, r#"[{"id":"HAT1","price":120},{}]"#);
+    }
+
+    #[test]
+    fn json_is_minified_without_touching_strings() {
+        let text = "{\"a b\": [1, 2.50, -3e2],\n  \"c\": \"x \\\" , y\\\\\", \"d\": {} }";
+        assert_eq!(
+            minify_json(text).as_deref(),
+            Some("{\"a b\":[1,2.50,-3e2],\"c\":\"x \\\" , y\\\\\",\"d\":{}}")
+        );
+        // Already compact, not JSON, or not a container: nothing to do.
+        assert_eq!(minify_json(r#"{"a":1}"#), None);
+        assert_eq!(minify_json("{ not json }"), None);
+        assert_eq!(minify_json("Error: file not found"), None);
+        assert_eq!(minify_json("  \"a string\"  "), None);
+        // Surrounding whitespace alone is worth removing.
+        assert_eq!(minify_json(" [1] ").as_deref(), Some("[1]"));
     }
 
     #[test]

@@ -218,6 +218,12 @@ impl Default for SummaryModel {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Compress {
+    /// Send JSON tool results without the whitespace between their tokens, from the first call
+    /// that carries them, under budget or not (window and value strategies). Lossless, so
+    /// protection does not exempt a result; a tool rule's `compress = false` does. The stronger
+    /// compressions below may still be tried on the original later.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub minify_json: bool,
     /// Compact JSON tool results.
     pub json: Option<JsonCompress>,
     /// Strip markup (HTML tags) and collapse whitespace.
@@ -558,6 +564,7 @@ impl PolicyConfig {
             "value" => base,
             "value-compress" => PolicyConfig {
                 compress: Compress {
+                    minify_json: false,
                     json: Some(JsonCompress::default()),
                     strip_markup: true,
                     dedupe: true,

@@ -3,7 +3,7 @@
 //! the budget (compression first; with a cleanup rule, only past its trigger), a context that
 //! starts on a user message, and retrieval from the archive within the reserve.
 
-use super::super::compress::{compact_json, strip_markup, CompressKind};
+use super::super::compress::{compact_json, minify_json, strip_markup, CompressKind};
 use super::super::config::{Compress, JsonCompress, QuotaOrder, SummaryModel, ToolRule};
 use super::super::engine::decision::Decision;
 use super::super::engine::ops::{unit_at, Members};
@@ -22,6 +22,7 @@ pub(crate) fn apply(s: &mut State, query: &str, order: EvictionOrder, d: &mut De
         .offload
         .as_ref()
         .map_or(0, |o| (budget as f32 * o.reserve.clamp(0.0, 0.9)) as u32);
+    s.minify_new_json_results(d);
     s.apply_tool_rules(d);
     s.evict_aged(query, d);
     s.enforce_quotas(query, d);
@@ -195,6 +196,40 @@ impl State {
         self.tool_rule(i).is_none_or(|r| r.compress)
     }
 
+    /// True when the item is sent as it came, or in a lossless form only (minified): the
+    /// lossy compressions may still be tried on its original.
+    fn uncompressed(&self, i: usize) -> bool {
+        self.items[i]
+            .compressed
+            .as_ref()
+            .is_none_or(|c| c.0.is_lossless())
+    }
+
+    /// `compress.minify_json`: the JSON tool results added for this call are sent minified
+    /// from this call on (so the cached prefix never sees them change form). Only the new items
+    /// are looked at: items are in arrival order, the new ones at the end.
+    fn minify_new_json_results(&mut self, d: &mut Decision) {
+        if !self.config.compress.minify_json {
+            return;
+        }
+        for i in (0..self.items.len()).rev() {
+            let it = &self.items[i];
+            if it.added_call < self.call {
+                break;
+            }
+            if it.status != Status::Active
+                || it.chunk.category != Category::ToolResult
+                || it.compressed.is_some()
+                || !self.compressible(i)
+            {
+                continue;
+            }
+            if let Some(text) = minify_json(&it.chunk.content) {
+                let _ = self.set_compressed(i, CompressKind::Minify, text, d);
+            }
+        }
+    }
+
     /// Per-tool rules on the results the model has seen: clear after N calls, keep only some
     /// JSON fields. Under budget or not; protected chunks are exempt.
     fn apply_tool_rules(&mut self, d: &mut Decision) {
@@ -223,7 +258,7 @@ impl State {
             {
                 let text = cleared_text(&self.items[i].chunk);
                 let _ = self.set_compressed(i, CompressKind::Clear, text, d);
-            } else if !rule.keep_fields.is_empty() && self.items[i].compressed.is_none() {
+            } else if !rule.keep_fields.is_empty() && self.uncompressed(i) {
                 let only = JsonCompress {
                     keep_fields: rule.keep_fields,
                     max_array: usize::MAX,
@@ -270,7 +305,7 @@ impl State {
             let it = &self.items[i];
             if it.status == Status::Active
                 && it.chunk.category == Category::ToolResult
-                && it.compressed.is_none()
+                && self.uncompressed(i)
                 && it.added_call + after < self.call
                 && !self.protected(i)
                 && self.compressible(i)
@@ -386,13 +421,15 @@ impl State {
     /// Tries the configured compressions on one item; returns the tokens saved.
     fn try_compress(&mut self, i: usize, rules: &Compress, d: &mut Decision) -> u64 {
         let it = &self.items[i];
-        if it.status != Status::Active || it.compressed.is_some() || !self.compressible(i) {
+        if it.status != Status::Active || !self.uncompressed(i) || !self.compressible(i) {
             return 0;
         }
         let content = &it.chunk.content;
         if rules.dedupe {
             let earlier = self.items[..i].iter().find(|e| {
-                e.status == Status::Active && e.compressed.is_none() && e.chunk.content == *content
+                e.status == Status::Active
+                    && e.compressed.as_ref().is_none_or(|c| c.0.is_lossless())
+                    && e.chunk.content == *content
             });
             if let Some(e) = earlier {
                 let text = format!("[same as {}]", e.chunk.key);
@@ -475,297 +512,4 @@ impl State {
 }
 
 #[cfg(test)]
-mod tests {
-    use crate::model::Category::{Assistant, System, ToolResult, User};
-    use crate::policy::strategy::testing::{builtin, engine, Script};
-    use crate::policy::{PolicyConfig, PolicyError, QuotaOrder, ToolRule};
-    use crate::value::{Label, ValueConfig};
-
-    fn with_tool(name: &str, rule: ToolRule) -> PolicyConfig {
-        let mut p = builtin("window");
-        p.tools.insert(name.into(), rule);
-        p
-    }
-
-    fn text_of(s: &Script, d: &crate::policy::Decision, key: &str) -> Option<String> {
-        let id = s.id(key);
-        d.entries
-            .iter()
-            .find(|e| e.chunk == Some(id))
-            .and_then(|e| e.text.clone())
-    }
-
-    /// sys, u1, then a `web_search` call whose result has a summary, links and a big raw page,
-    /// and a `bash` call with its output; then a1, u2.
-    fn searches() -> Script {
-        let mut s = Script::default();
-        s.msg("sys", System, 10).msg("u1", User, 10);
-        s.call("c1", "web_search", 10, true)
-            .result("r1", "c1", "web_search", 400)
-            .content(&format!(
-                r#"{{"summary":"fares rose","top_3_links":["a","b","c"],"raw":"{}"}}"#,
-                "page ".repeat(300)
-            ));
-        s.call("c2", "bash", 10, true)
-            .result("r2", "c2", "bash", 300)
-            .content(&"line of output\n".repeat(40));
-        s.msg("a1", Assistant, 10).msg("u2", User, 10);
-        s
-    }
-
-    #[test]
-    fn a_tool_rule_keeps_only_the_named_fields_once_the_model_has_seen_the_result() {
-        let s = searches();
-        let policy = with_tool(
-            "web_search",
-            ToolRule {
-                keep_fields: vec!["summary".into(), "top_3_links".into()],
-                ..ToolRule::default()
-            },
-        );
-        let mut e = engine(policy, 100_000);
-        // Call 0 right after the result: the model sees it whole. Call 1: only the fields.
-        let d = s.run(&mut e, &[4, s.chunks.len()]);
-        assert_eq!(text_of(&s, &d[0], "r1"), None);
-        assert_eq!(
-            text_of(&s, &d[1], "r1").as_deref(),
-            Some(r#"{"summary":"fares rose","top_3_links":["a","b","c"]}"#)
-        );
-        // Under budget, the other tool's result is untouched.
-        assert_eq!(text_of(&s, &d[1], "r2"), None);
-    }
-
-    #[test]
-    fn a_tool_rule_clears_its_results_after_n_calls() {
-        let s = searches();
-        let rule = ToolRule {
-            clear_after_calls: Some(1),
-            ..ToolRule::default()
-        };
-        let mut e = engine(with_tool("bash", rule), 100_000);
-        // r2 arrives for call 0; at call 1 it is 1 call old (kept), at call 2 older: cleared.
-        let d = s.run(&mut e, &[6, 7, s.chunks.len()]);
-        assert_eq!(text_of(&s, &d[1], "r2"), None);
-        assert_eq!(
-            text_of(&s, &d[2], "r2").as_deref(),
-            Some("[tool result cleared: bash (300 tokens)]")
-        );
-    }
-
-    #[test]
-    fn never_compress_a_tool_spares_it_from_clearing_and_compression() {
-        let s = searches();
-        let mut policy = with_tool(
-            "web_search",
-            ToolRule {
-                compress: false,
-                ..ToolRule::default()
-            },
-        );
-        policy.compress.clear_tool_results_after = Some(0);
-        let mut e = engine(policy, 100_000);
-        let d = s.run(&mut e, &[6, s.chunks.len()]);
-        assert_eq!(
-            text_of(&s, &d[1], "r1"),
-            None,
-            "web_search results are never compressed"
-        );
-        assert!(
-            text_of(&s, &d[1], "r2").is_some(),
-            "bash results are cleared as usual"
-        );
-    }
-
-    #[test]
-    fn quotas_by_value_give_up_the_least_valuable_unit_not_the_oldest() {
-        let s = searches();
-        let mut policy = builtin("window");
-        // Tool results may hold 500 of 100,000 tokens: one of r1 (400) and r2 (300) must go.
-        policy.quotas.insert(ToolResult, 0.005);
-        let oldest = s.decide(policy.clone(), 100_000);
-        assert!(
-            !s.keys(&oldest).contains(&"r1".to_string()),
-            "oldest first: r1 goes"
-        );
-        policy.quota_order = QuotaOrder::Value;
-        let mut e = engine(policy, 100_000);
-        for c in &s.chunks {
-            e.add(c);
-        }
-        // The bash call and its output are labelled useless (value 0): that unit goes first.
-        e.label(s.id("c2"), Some(Label::Useless));
-        e.label(s.id("r2"), Some(Label::Useless));
-        let keys = s.keys(&e.context(None));
-        assert!(
-            keys.contains(&"r1".to_string()) && !keys.contains(&"r2".to_string()),
-            "{keys:?}"
-        );
-    }
-
-    #[test]
-    fn size_exponent_zero_gives_up_small_chatter_before_a_large_valuable_result() {
-        let mut s = Script::default();
-        s.msg("sys", System, 10)
-            .msg("u1", User, 10)
-            .msg("a0", Assistant, 10)
-            .msg("a1", Assistant, 10);
-        s.call("c1", "search", 10, true)
-            .result("r1", "c1", "search", 400);
-        s.msg("a2", Assistant, 10).msg("u2", User, 10);
-        let run = |exponent: Option<f32>| {
-            let mut policy = builtin("value");
-            policy.size_exponent = exponent;
-            let mut e = engine(policy, 455);
-            for c in &s.chunks {
-                e.add(c);
-            }
-            // The host's values: the result and its call are worth much, the chatter little.
-            for (key, value) in [
-                ("u1", 0.9),
-                ("a0", 0.1),
-                ("a1", 0.1),
-                ("c1", 0.9),
-                ("r1", 0.9),
-            ] {
-                e.set_value(s.id(key), Some(value));
-            }
-            s.keys(&e.context(None))
-        };
-        // Per token (the default): the 410-token pair is worth less per token than the chatter.
-        let per_token = run(None);
-        assert!(!per_token.contains(&"r1".to_string()), "{per_token:?}");
-        assert_eq!(run(Some(1.0)), per_token);
-        // Value alone: the chatter goes and the result stays.
-        let by_value = run(Some(0.0));
-        assert!(by_value.contains(&"r1".to_string()), "{by_value:?}");
-        assert!(!by_value.contains(&"a0".to_string()), "{by_value:?}");
-    }
-
-    /// u1 and a1 100 and 90 seconds before u2.
-    fn timed() -> Script {
-        let mut s = Script::default();
-        s.msg("sys", System, 10)
-            .msg("u1", User, 10)
-            .at("2026-12-01T10:00:00Z")
-            .msg("a1", Assistant, 10)
-            .at("2026-12-01T10:00:10Z")
-            .msg("u2", User, 10)
-            .at("2026-12-01T10:01:40Z");
-        s
-    }
-
-    #[test]
-    fn max_age_in_seconds_reads_the_traces_own_clock() {
-        let mut s = Script::default();
-        s.msg("sys", System, 10)
-            .msg("u1", User, 10)
-            .at("2026-12-01T10:00:00Z")
-            .msg("a1", Assistant, 10)
-            .at("2026-12-01T10:00:10Z")
-            .msg("u2", User, 10)
-            .at("2026-12-01T10:00:20Z")
-            .msg("a2", Assistant, 10)
-            .at("2026-12-01T10:00:30Z")
-            .msg("u3", User, 10)
-            .at("2026-12-01T10:01:40Z");
-        let mut policy = builtin("window");
-        policy.max_age_seconds = Some(95.0);
-        // u1 is 100 s old: out; a1 (90 s) may stay, but the context would start on it, so it
-        // goes too. The system prompt has no time: it never ages.
-        assert_eq!(
-            s.keys(&s.decide(policy.clone(), 10_000)),
-            ["sys", "u2", "a2", "u3"]
-        );
-        policy.max_age_seconds = Some(50.0);
-        // Everything but u3 (0 s) is older than 50 s.
-        assert_eq!(s.keys(&s.decide(policy, 10_000)), ["sys", "u3"]);
-    }
-
-    #[test]
-    fn units_worth_enough_are_exempt_from_max_age() {
-        let s = timed();
-        let mut policy = builtin("window");
-        policy.max_age_seconds = Some(50.0);
-        policy.age_exempt_value = Some(0.01);
-        let mut e = engine(policy, 10_000);
-        for c in &s.chunks {
-            e.add(c);
-        }
-        e.label(s.id("a1"), Some(Label::Useless));
-        let u1 = e.value_engine().values(&[s.id("u1")], 0, None, None)[0];
-        assert!(
-            u1 >= 0.01,
-            "premise: an unlabelled user turn is worth more than 0.01 ({u1})"
-        );
-        // a1 (value 0) ages out; u1 is exempt.
-        assert_eq!(s.keys(&e.context(None)), ["sys", "u1", "u2"]);
-    }
-
-    #[test]
-    fn a_value_preset_is_selected_by_key() {
-        let p = PolicyConfig::parse(r#"{"strategy": "value", "value_preset": "coding-agent"}"#)
-            .expect("a known preset");
-        assert_eq!(
-            p.value,
-            ValueConfig::preset("coding-agent").expect("listed")
-        );
-        let toml = "strategy = \"value\"\nvalue_preset = \"support-bot\"\n";
-        assert_eq!(
-            PolicyConfig::parse(toml).expect("toml").value,
-            ValueConfig::preset("support-bot").expect("listed")
-        );
-        let err = PolicyConfig::parse(r#"{"value_preset": "lawyer"}"#).expect_err("unknown");
-        assert!(
-            err.to_string().contains("support-bot, coding-agent"),
-            "{err}"
-        );
-        let both = r#"{"value_preset": "research", "value": {"popularity_scale": 99}}"#;
-        assert!(matches!(
-            PolicyConfig::parse(both),
-            Err(PolicyError::Parse { .. })
-        ));
-        // The exported policy replays the same.
-        assert_eq!(PolicyConfig::parse(&p.to_json()).expect("round trip"), p);
-    }
-
-    #[test]
-    fn a_host_scorers_values_replace_the_engines_and_protection_still_holds() {
-        let s = searches();
-        let mut policy = builtin("window");
-        policy.value_threshold = Some(0.5);
-        let mut e = engine(policy, 100_000);
-        let _ = s.run(&mut e, &[6]);
-        for c in &s.chunks[..6] {
-            e.set_value(c.id, Some(1.0));
-        }
-        // The host says the web search is worthless, and so is the system prompt: the search
-        // (call and result together) goes; the system prompt is protected whatever its value.
-        for key in ["sys", "c1", "r1"] {
-            e.set_value(s.id(key), Some(0.0));
-        }
-        for c in &s.chunks[6..] {
-            e.add(c);
-        }
-        let keys = s.keys(&e.context(None));
-        assert_eq!(keys, ["sys", "u1", "c2", "r2", "a1", "u2"]);
-    }
-
-    #[test]
-    fn a_policys_own_labels_apply_as_their_chunks_arrive_and_round_trip() {
-        let s = searches();
-        // Without labels, window at 500 drops u1 and the web search, then the bash pair and a1
-        // to start on a user message.
-        assert_eq!(s.keys(&s.decide(builtin("window"), 500)), ["sys", "u2"]);
-        // Labelled important, the web search call (and so its result) stays; the bash pair
-        // goes instead, and the context may start on the kept, pinned pair.
-        let mut policy = builtin("window");
-        policy.labels.insert("c1".into(), Label::Important);
-        assert_eq!(
-            s.keys(&s.decide(policy.clone(), 500)),
-            ["sys", "c1", "r1", "a1", "u2"]
-        );
-        let json = policy.to_json();
-        assert!(json.contains(r#""c1": "important""#), "{json}");
-        assert_eq!(PolicyConfig::parse(&json).expect("round trip"), policy);
-    }
-}
+mod tests;
