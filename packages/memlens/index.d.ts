@@ -40,6 +40,8 @@ export interface PolicyObject {
     | "llamaindex-memory" | "letta-summarize" | "openai-keep-last-n";
   /** Window/value: evict what is worth less than this at every call, also under budget. */
   value_threshold?: number;
+  /** The runs the value threshold acts in: "any" (default), "agent" (from the first tool call or result on), "conversation" (until then). */
+  value_threshold_runs?: "any" | "agent" | "conversation";
   /** Window/value: no eviction until the context passes `trigger` x budget, then down to `target` x budget. */
   cleanup?: { trigger: number; target: number };
   /** Rules per tool name: keep only some JSON fields, clear after N calls, never compress. */

@@ -4,7 +4,9 @@
 use memlens_core::builder::{Message, Part, TraceBuilder};
 use memlens_core::cost::PriceTable;
 use memlens_core::policy::validate::check;
-use memlens_core::policy::{Engine, EngineOptions, PolicyConfig, StrategyKind as PolicyStrategy};
+use memlens_core::policy::{
+    Engine, EngineOptions, PolicyConfig, RunKind, StrategyKind as PolicyStrategy,
+};
 use memlens_core::simulate::simulate;
 use memlens_core::tokens::{count_trace, TokenCounter};
 use memlens_core::{Category, Trace};
@@ -541,6 +543,73 @@ fn value_threshold_drops_low_value_units_under_budget_but_not_unseen_ones() {
         contexts(&trace, &policy, 100_000)[2],
         ["m0", "m1", "m2", "m3", "m4", "m5"]
     );
+}
+
+#[test]
+fn value_threshold_runs_limits_the_threshold_to_one_kind_of_run() {
+    // A conversation (m1-m4), then a tool call m5 + result m6 (call 2 -> call 3), assistant m7
+    // (call 3), user m8, assistant m9 (call 4).
+    let trace = build(&[
+        Step::User(5),
+        Step::Assistant(5),
+        Step::User(5),
+        Step::Assistant(5),
+        Step::Tools(vec![8]),
+        Step::Assistant(5),
+        Step::User(5),
+        Step::Assistant(5),
+    ]);
+    let mut policy = category_only(PolicyConfig::builtin("window").expect("built-in"));
+    policy.value_threshold = Some(0.95);
+    let mut runs = |kind| {
+        policy.value_threshold_runs = kind;
+        contexts(&trace, &policy, 100_000)
+    };
+    // Every run: at call 1 the turns before the newest user message are worth 0.9 (in a
+    // conversation both parties weigh as users) < 0.95 and go; the newest user turn is
+    // protected; from call 3 the run has used a tool, the assistant's text weighs 0.5 and
+    // the tool pair 0.1 once seen.
+    let any = [
+        vec!["m0", "m1"],
+        vec!["m0", "m3"],
+        vec!["m0", "m3", "m4"],
+        vec!["m0", "m3", "m5", "m6"],
+        vec!["m0", "m8"],
+    ];
+    assert_eq!(runs(RunKind::Any), any);
+    // Agent runs only: nothing goes while it is a conversation; from the tool call's arrival
+    // (call 3) it acts as above.
+    assert_eq!(
+        runs(RunKind::Agent),
+        [
+            vec!["m0", "m1"],
+            vec!["m0", "m1", "m2", "m3"],
+            vec!["m0", "m1", "m2", "m3", "m4"],
+            any[3].clone(),
+            any[4].clone(),
+        ]
+    );
+    // Conversations only: as every run until the tool call, then nothing more goes.
+    assert_eq!(
+        runs(RunKind::Conversation),
+        [
+            any[0].clone(),
+            any[1].clone(),
+            any[2].clone(),
+            vec!["m0", "m3", "m4", "m5", "m6"],
+            vec!["m0", "m3", "m4", "m5", "m6", "m7", "m8"],
+        ]
+    );
+    // The key reads from JSON and TOML, and `any` is left out when written.
+    let json =
+        PolicyConfig::from_json(r#"{"value_threshold": 0.3, "value_threshold_runs": "agent"}"#)
+            .expect("reads");
+    assert_eq!(json.value_threshold_runs, RunKind::Agent);
+    let toml = PolicyConfig::from_toml("value_threshold_runs = \"conversation\"").expect("reads");
+    assert_eq!(toml.value_threshold_runs, RunKind::Conversation);
+    let written = serde_json::to_string(&PolicyConfig::default()).expect("writes");
+    assert!(!written.contains("value_threshold_runs"), "{written}");
+    assert!(PolicyConfig::from_json(r#"{"value_threshold_runs": "chat"}"#).is_err());
 }
 
 #[test]

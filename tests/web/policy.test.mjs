@@ -69,6 +69,7 @@ test('TOML edit, form edit and export replay like the CLI', async () => {
   // The thresholds: a value threshold and a cleanup at 90% of the budget down to 60%.
   await page.fill('#form-threshold', '0.3');
   await page.press('#form-threshold', 'Tab');
+  await page.selectOption('#form-threshold-runs', 'agent');
   await page.fill('#form-cleanup-trigger', '0.9');
   await page.press('#form-cleanup-trigger', 'Tab');
   await page.fill('#form-cleanup-target', '0.6');
@@ -81,6 +82,7 @@ test('TOML edit, form edit and export replay like the CLI', async () => {
   const text = await page.inputValue('#policy-text');
   const edited = JSON.parse(text);
   assert.equal(edited.value_threshold, 0.3);
+  assert.equal(edited.value_threshold_runs, 'agent');
   assert.deepEqual(edited.cleanup, { trigger: 0.9, target: 0.6 });
   assert.equal(edited.quota_order, 'value');
   assert.equal(edited.age_exempt_value, 0.7);

@@ -4,7 +4,7 @@
 use crate::fmt::truncate;
 use crate::out::{self, outln};
 use crate::{write_atomically, ImportedFiles, Inputs};
-use memlens_core::policy::PolicyConfig;
+use memlens_core::policy::{PolicyConfig, RunKind};
 use memlens_core::value::Factors;
 use memlens_fit::{cases, cross_validate, fit, total, Case, FitOptions, Outcome, WeightsFrom};
 use serde::Serialize;
@@ -16,6 +16,8 @@ pub(crate) struct FitArgs<'a> {
     pub base: PolicyConfig,
     pub budget: u32,
     pub max_miss_rate: f64,
+    pub allow_more_misses: bool,
+    pub confidence: f64,
     pub folds: usize,
     pub output: Option<&'a Path>,
     pub json: bool,
@@ -39,6 +41,10 @@ struct Report<'a> {
     base: &'a str,
     budget: u32,
     max_miss_rate: f64,
+    confidence: f64,
+    /// The ceiling the fit on every trace applied (lowered to the base's share of calls with a
+    /// miss unless more were allowed).
+    ceiling: f64,
     traces: usize,
     folds: Vec<FoldRow>,
     validation: Outcome,
@@ -76,6 +82,8 @@ pub(crate) fn fit_cmd(args: FitArgs) -> Result<Vec<String>, String> {
         base: args.base.clone(),
         budget: args.budget,
         max_miss_rate: args.max_miss_rate,
+        no_more_misses_than_base: !args.allow_more_misses,
+        confidence: args.confidence,
         ..FitOptions::default()
     };
     let cases = cases(&traces);
@@ -111,6 +119,8 @@ pub(crate) fn fit_cmd(args: FitArgs) -> Result<Vec<String>, String> {
             base: &args.base.name,
             budget: args.budget,
             max_miss_rate: args.max_miss_rate,
+            confidence: args.confidence,
+            ceiling: fitted.ceiling,
             traces: traces.len(),
             folds: rows,
             validation,
@@ -126,10 +136,17 @@ pub(crate) fn fit_cmd(args: FitArgs) -> Result<Vec<String>, String> {
         return Ok(errors);
     }
     outln!(
-        "fit {} at {} tokens, misses in at most {:.1}% of calls: {} trace(s){}",
+        "fit {} at {} tokens, misses in at most {:.1}% of calls{} (in {:.0}% of resamplings): \
+         {} trace(s){}",
         args.base.name,
         args.budget,
         args.max_miss_rate * 100.0,
+        if args.allow_more_misses {
+            String::new()
+        } else {
+            format!(" and no more than {}", args.base.name)
+        },
+        args.confidence * 100.0,
         traces.len(),
         if rows.is_empty() {
             String::new()
@@ -183,7 +200,20 @@ pub(crate) fn fit_cmd(args: FitArgs) -> Result<Vec<String>, String> {
         args.base.name,
         figures(&fitted.base_train),
         weights_name(fitted.weights_from),
-        threshold(fitted.policy.value_threshold),
+        match (
+            fitted.policy.value_threshold,
+            fitted.policy.value_threshold_runs
+        ) {
+            (Some(_), RunKind::Agent) =>
+                format!("{} in agent runs", threshold(fitted.policy.value_threshold)),
+            (Some(_), RunKind::Conversation) => {
+                format!(
+                    "{} in conversations",
+                    threshold(fitted.policy.value_threshold)
+                )
+            }
+            _ => threshold(fitted.policy.value_threshold),
+        },
         exponent(fitted.policy.size_exponent),
         cleanup(fitted.policy.cleanup),
         if fitted.policy.compress.minify_json {
@@ -192,9 +222,12 @@ pub(crate) fn fit_cmd(args: FitArgs) -> Result<Vec<String>, String> {
             "as sent"
         },
         if fitted.within_ceiling {
-            ""
+            String::new()
         } else {
-            " (no candidate within the ceiling: the fewest misses)"
+            format!(
+                " (no candidate within the ceiling, {:.1}%: the fewest misses)",
+                fitted.ceiling * 100.0
+            )
         }
     );
     outln!(

@@ -141,7 +141,8 @@ enum Command {
     },
     /// Learn a policy's value weights from the traces' hindsight (which chunks later steps
     /// used) and choose its value threshold by replay: the most input tokens saved with misses in
-    /// at most --max-miss-rate of calls. Prints k-fold figures by trace (train and validation,
+    /// at most --max-miss-rate of calls, and no more than the base policy's own share, in
+    /// --confidence of resamplings of the traces. Prints k-fold figures by trace (train and validation,
     /// beside the base policy) and the weights' change; -o writes the policy fitted on every
     /// trace (`.toml` or JSON), which `simulate --policy`, the web app, npm and Python read.
     Fit {
@@ -157,6 +158,14 @@ enum Command {
         /// The ceiling: the share of calls with a miss allowed on the training traces.
         #[arg(long, default_value_t = 0.01)]
         max_miss_rate: f64,
+        /// Allow more calls with a miss than the base policy has on the training traces (up to
+        /// --max-miss-rate); by default the ceiling is lowered to the base's share.
+        #[arg(long)]
+        allow_more_misses: bool,
+        /// The share of resamplings of the training traces (drawn with replacement) the ceiling
+        /// must hold in, besides the traces themselves; 0: the traces only.
+        #[arg(long, default_value_t = 0.9)]
+        confidence: f64,
         /// Cross-validation folds (traces dealt in turn; 0 or 1: no cross-validation).
         #[arg(long, default_value_t = 5)]
         folds: usize,
@@ -628,6 +637,8 @@ fn run(command: Command) -> Result<ExitCode, String> {
             policy,
             budget,
             max_miss_rate,
+            allow_more_misses,
+            confidence,
             folds,
             output,
             json,
@@ -635,11 +646,16 @@ fn run(command: Command) -> Result<ExitCode, String> {
             if !(0.0..=1.0).contains(&max_miss_rate) {
                 return Err(format!("--max-miss-rate {max_miss_rate}: a share, 0 to 1"));
             }
+            if !(0.0..=1.0).contains(&confidence) {
+                return Err(format!("--confidence {confidence}: a share, 0 to 1"));
+            }
             let errors = fit::fit_cmd(fit::FitArgs {
                 inputs: &inputs,
                 base: sim::resolve_policy(&policy)?,
                 budget,
                 max_miss_rate,
+                allow_more_misses,
+                confidence,
                 folds,
                 output: output.as_deref(),
                 json,

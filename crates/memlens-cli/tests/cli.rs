@@ -1098,6 +1098,17 @@ fn fit_writes_a_policy_that_replays_to_the_figures_it_reports() {
         assert_eq!(s["totals"][key], v["train"][key], "{key}");
     }
     assert_eq!(s["policy"], "value-fitted");
+    // The ceiling applied is the user's, lowered to the base policy's own share of calls with a
+    // miss; the chosen policy is within it.
+    let share = |o: &serde_json::Value| {
+        o["calls_with_misses"].as_f64().expect("count") / o["calls"].as_f64().expect("calls")
+    };
+    let ceiling = v["ceiling"].as_f64().expect("ceiling");
+    assert_eq!(ceiling, share(&v["base_train"]).min(0.2), "{v}");
+    if v["within_ceiling"] == true {
+        assert!(share(&v["train"]) <= ceiling, "{v}");
+    }
+    assert_eq!(v["confidence"], 0.9);
     // The human table names the folds and the weights' change.
     args.retain(|a| *a != "--json");
     let text = stdout(&memlens(&args));
@@ -1108,6 +1119,13 @@ fn fit_writes_a_policy_that_replays_to_the_figures_it_reports() {
         "fit",
         "--max-miss-rate",
         "5",
+        "tau-bench/two-trajectories.json",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = memlens(&[
+        "fit",
+        "--confidence",
+        "1.5",
         "tau-bench/two-trajectories.json",
     ]);
     assert_eq!(o.status.code(), Some(2));

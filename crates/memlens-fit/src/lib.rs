@@ -7,11 +7,16 @@
 //! with the fitted weights, and with the preset's, at each candidate value threshold, size
 //! exponent of the eviction order (`value / tokens^e`), cleanup rule (evict past the budget
 //! down to a share of it) and, where the traces' tool results are JSON with whitespace, with and
-//! without `compress.minify_json` (lossless, but it changes what has to be evicted), and keeps
-//! the candidate that saves the most input tokens with misses in at most the ceiling's share of
-//! calls. [`cross_validate`] does it k times, holding out each fold of traces, so the figures a
-//! user reads are on traces the fit did not see. The result is a policy (`PolicyConfig`): the CLI
-//! writes it as a file every host reads.
+//! without `compress.minify_json` (lossless, but it changes what has to be evicted), then at finer
+//! thresholds just above the best one, and keeps the candidate that saves the most input tokens
+//! with misses in at most the ceiling's share of calls: the user's ceiling, lowered to the base
+//! policy's own share on the same traces (a fitted policy misses no more than the one it started
+//! from), and held with a confidence: in most resamplings of the training traces, not just on
+//! them (misses come in runs within a trace; a threshold that only just fits the traces it was
+//! chosen on misses more on others). A threshold acts in the kind of run most of the traces are
+//! (agent runs or conversations). [`cross_validate`] does it k times, holding out each fold of
+//! traces, so the figures a user reads are on traces the fit did not see. The result is a
+//! policy (`PolicyConfig`): the CLI writes it as a file every host reads.
 //!
 //! ```
 //! use memlens_core::builder::{Message, TraceBuilder};
@@ -40,7 +45,7 @@
 use memlens_core::cost::PriceTable;
 use memlens_core::model::{Category, ChunkId, Trace};
 use memlens_core::policy::compress::minify_json;
-use memlens_core::policy::{Cleanup, PolicyConfig, PolicyError};
+use memlens_core::policy::{Cleanup, PolicyConfig, PolicyError, RunKind};
 use memlens_core::references::{detect, AccessGraph};
 use memlens_core::simulate::simulate_trace;
 use memlens_core::time::timestamp_secs;
@@ -135,24 +140,36 @@ pub fn evaluate(
     budget: u32,
     prices: &PriceTable,
 ) -> Result<Outcome, FitError> {
-    let mut o = Outcome::default();
-    for case in cases {
-        let sim =
-            simulate_trace(case.trace, &case.graph, policy, budget, prices).map_err(|source| {
-                FitError::Policy {
+    Ok(total(evaluate_each(cases, policy, budget, prices)?))
+}
+
+/// Replays every case under `policy` at `budget`: one outcome per case, in order.
+pub fn evaluate_each(
+    cases: &[&Case],
+    policy: &PolicyConfig,
+    budget: u32,
+    prices: &PriceTable,
+) -> Result<Vec<Outcome>, FitError> {
+    cases
+        .iter()
+        .map(|case| {
+            let sim = simulate_trace(case.trace, &case.graph, policy, budget, prices).map_err(
+                |source| FitError::Policy {
                     policy: policy.name.clone(),
                     source,
-                }
-            })?;
-        let t = &sim.totals;
-        o.traces += 1;
-        o.calls += t.calls;
-        o.calls_with_misses += t.calls_with_misses;
-        o.misses += t.misses;
-        o.input_tokens += t.input_tokens;
-        o.full_input_tokens += t.full_input_tokens;
-    }
-    Ok(o)
+                },
+            )?;
+            let t = &sim.totals;
+            Ok(Outcome {
+                traces: 1,
+                calls: t.calls,
+                calls_with_misses: t.calls_with_misses,
+                misses: t.misses,
+                input_tokens: t.input_tokens,
+                full_input_tokens: t.full_input_tokens,
+            })
+        })
+        .collect()
 }
 
 /// The training samples of one trace: for every chunk in every call's input (system prompts
@@ -232,8 +249,19 @@ pub struct FitOptions {
     pub budget: u32,
     /// The ceiling: at most this share of calls with a miss, on the training traces.
     pub max_miss_rate: f64,
+    /// Lower the ceiling to the base policy's own share of calls with a miss on the training
+    /// traces, when that is lower: the fitted policy misses no more than the base.
+    pub no_more_misses_than_base: bool,
+    /// A candidate is within the ceiling when it is on the training traces and in at least this
+    /// share of [`RESAMPLES`] resamplings of them (traces drawn with replacement, a fixed seed);
+    /// 0 asks only the former.
+    pub confidence: f64,
     /// Candidate value thresholds (the fit also tries none).
     pub thresholds: Vec<f32>,
+    /// Finer thresholds tried after the grid: this many, evenly between the best candidate's
+    /// threshold and the next one of `thresholds` above it, with the best one's other settings
+    /// (value scores bunch, so a grid step can be the difference between within and far over).
+    pub threshold_steps: usize,
     /// Candidate size exponents of the eviction order (`value / tokens^e`; the fit also tries
     /// the base's own).
     pub size_exponents: Vec<f32>,
@@ -255,7 +283,10 @@ impl Default for FitOptions {
             base: PolicyConfig::builtin("value").expect("`value` is a built-in policy"),
             budget: 4000,
             max_miss_rate: 0.01,
+            no_more_misses_than_base: true,
+            confidence: 0.9,
             thresholds: (1..=12).map(|i| i as f32 * 0.05).collect(),
+            threshold_steps: 4,
             size_exponents: vec![0.0, 0.5],
             // Past the budget, down to three quarters of it: the context then grows for a few
             // calls with its cached prefix intact instead of losing a chunk every call.
@@ -294,6 +325,9 @@ pub struct Candidate {
     pub minify_json: bool,
     /// Its replay of the training traces.
     pub outcome: Outcome,
+    /// Calls and calls with a miss in each training trace (what the resamplings draw from).
+    #[serde(skip)]
+    pub per_trace: Vec<(u64, u64)>,
 }
 
 /// A fitted policy and how it did on the traces it was fitted on.
@@ -313,8 +347,11 @@ pub struct Fitted {
     pub train: Outcome,
     /// The base policy's replay of the same traces, as it is.
     pub base_train: Outcome,
-    /// Whether the chosen candidate is within the ceiling on the training traces (when none is,
-    /// the one with the fewest calls with misses is chosen).
+    /// The ceiling applied: the user's, or the base's share of calls with a miss where lower
+    /// ([`FitOptions::no_more_misses_than_base`]).
+    pub ceiling: f64,
+    /// Whether the chosen candidate is within the ceiling with the confidence asked (when none
+    /// is, the one with the fewest calls with misses is chosen).
     pub within_ceiling: bool,
     /// Every candidate replayed.
     pub candidates: Vec<Candidate>,
@@ -341,6 +378,9 @@ pub fn fit(cases: &[&Case], options: &FitOptions, prices: &PriceTable) -> Result
     }
     let regression = fit_weights(&all, &base_config);
 
+    // A threshold learned on agent runs drops what a conversation still needs, and the other
+    // way round: the fitted threshold acts in the kind of run it was mostly fitted on.
+    let runs = run_kind(cases.iter().map(|c| c.trace));
     let candidate_policy = |weights: &Weights,
                             threshold: Option<f32>,
                             exponent: Option<f32>,
@@ -355,6 +395,9 @@ pub fn fit(cases: &[&Case], options: &FitOptions, prices: &PriceTable) -> Result
             ..base_config.clone()
         };
         p.value_threshold = threshold;
+        if threshold.is_some() && base.value_threshold_runs == RunKind::Any {
+            p.value_threshold_runs = runs;
+        }
         if exponent.is_some() {
             p.size_exponent = exponent;
         }
@@ -364,6 +407,36 @@ pub fn fit(cases: &[&Case], options: &FitOptions, prices: &PriceTable) -> Result
         p
     };
     let base_train = evaluate(cases, base, options.budget, prices)?;
+    let ceiling = if options.no_more_misses_than_base {
+        options.max_miss_rate.min(base_train.miss_rate())
+    } else {
+        options.max_miss_rate
+    };
+    let replay = |from: WeightsFrom,
+                  threshold: Option<f32>,
+                  size_exponent: Option<f32>,
+                  cleanup: Option<Cleanup>,
+                  minify_json: bool|
+     -> Result<Candidate, FitError> {
+        let weights = match from {
+            WeightsFrom::Fitted => &regression.weights,
+            WeightsFrom::Base => &base_config.weights,
+        };
+        let policy = candidate_policy(weights, threshold, size_exponent, cleanup, minify_json);
+        let each = evaluate_each(cases, &policy, options.budget, prices)?;
+        Ok(Candidate {
+            weights: from,
+            threshold,
+            size_exponent,
+            cleanup,
+            minify_json,
+            outcome: total(each.iter().copied()),
+            per_trace: each
+                .iter()
+                .map(|o| (o.calls, o.calls_with_misses))
+                .collect(),
+        })
+    };
     let mut candidates = Vec::new();
     let thresholds: Vec<Option<f32>> = std::iter::once(None)
         .chain(options.thresholds.iter().copied().map(Some))
@@ -381,53 +454,51 @@ pub fn fit(cases: &[&Case], options: &FitOptions, prices: &PriceTable) -> Result
     } else {
         &[false]
     };
-    for (from, weights) in [
-        (WeightsFrom::Fitted, &regression.weights),
-        (WeightsFrom::Base, &base_config.weights),
-    ] {
+    for from in [WeightsFrom::Fitted, WeightsFrom::Base] {
         for &minify_json in minify {
             for &cleanup in &cleanups {
                 for &size_exponent in &exponents {
                     for &threshold in &thresholds {
-                        let policy = candidate_policy(
-                            weights,
+                        candidates.push(replay(
+                            from,
                             threshold,
                             size_exponent,
                             cleanup,
                             minify_json,
-                        );
-                        let outcome = evaluate(cases, &policy, options.budget, prices)?;
-                        candidates.push(Candidate {
-                            weights: from,
-                            threshold,
-                            size_exponent,
-                            cleanup,
-                            minify_json,
-                            outcome,
-                        });
+                        )?);
                     }
                 }
             }
         }
     }
-    let within = |c: &Candidate| c.outcome.miss_rate() <= options.max_miss_rate;
-    let best = candidates
-        .iter()
-        .filter(|c| within(c))
-        .max_by(|a, b| {
-            a.outcome
-                .saved()
-                .total_cmp(&b.outcome.saved())
-                .then(b.outcome.miss_rate().total_cmp(&a.outcome.miss_rate()))
-        })
-        .or_else(|| {
-            candidates.iter().min_by(|a, b| {
-                a.outcome
-                    .miss_rate()
-                    .total_cmp(&b.outcome.miss_rate())
-                    .then(b.outcome.saved().total_cmp(&a.outcome.saved()))
-            })
-        })
+    let within = |c: &Candidate| within_ceiling(&c.per_trace, ceiling, options.confidence);
+    // Finer thresholds above the grid's best, with its other settings.
+    let grid_best = choose(&candidates, within).cloned();
+    if let Some((best, low)) = grid_best
+        .filter(|b| within(b))
+        .and_then(|b| b.threshold.map(|t| (b, t)))
+    {
+        let next = options
+            .thresholds
+            .iter()
+            .copied()
+            .filter(|&t| t > low)
+            .min_by(f32::total_cmp);
+        if let Some(high) = next {
+            for k in 1..=options.threshold_steps {
+                let t = low + (high - low) * k as f32 / (options.threshold_steps + 1) as f32;
+                let t = (t * 1000.0).round() / 1000.0;
+                candidates.push(replay(
+                    best.weights,
+                    Some(t),
+                    best.size_exponent,
+                    best.cleanup,
+                    best.minify_json,
+                )?);
+            }
+        }
+    }
+    let best = choose(&candidates, within)
         .cloned()
         .ok_or(FitError::NoCalls)?;
     let weights = match best.weights {
@@ -448,9 +519,96 @@ pub fn fit(cases: &[&Case], options: &FitOptions, prices: &PriceTable) -> Result
         samples: all.len(),
         train: best.outcome,
         base_train,
+        ceiling,
         within_ceiling: within(&best),
         candidates,
     })
+}
+
+/// The candidate that saves the most among those `within` the ceiling (fewer misses on a tie),
+/// else the one with the fewest calls with a miss (more saved on a tie).
+fn choose(candidates: &[Candidate], within: impl Fn(&Candidate) -> bool) -> Option<&Candidate> {
+    candidates
+        .iter()
+        .filter(|c| within(c))
+        .max_by(|a, b| {
+            a.outcome
+                .saved()
+                .total_cmp(&b.outcome.saved())
+                .then(b.outcome.miss_rate().total_cmp(&a.outcome.miss_rate()))
+        })
+        .or_else(|| {
+            candidates.iter().min_by(|a, b| {
+                a.outcome
+                    .miss_rate()
+                    .total_cmp(&b.outcome.miss_rate())
+                    .then(b.outcome.saved().total_cmp(&a.outcome.saved()))
+            })
+        })
+}
+
+/// Resamplings of the training traces [`FitOptions::confidence`] counts.
+pub const RESAMPLES: usize = 400;
+
+/// Whether the share of calls with a miss is within `ceiling` over all traces (`per_trace`:
+/// calls and calls with a miss of each) and in at least `confidence` of [`RESAMPLES`]
+/// resamplings of the traces with replacement. Traces, not calls, are drawn: a trace's misses
+/// come in runs (one id given up is missed at every later call that quotes it). The draws are a
+/// fixed splitmix64 sequence, so a fit is reproducible.
+pub fn within_ceiling(per_trace: &[(u64, u64)], ceiling: f64, confidence: f64) -> bool {
+    let fits = |calls: u64, missed: u64| missed as f64 <= ceiling * calls as f64;
+    let (calls, missed) = per_trace
+        .iter()
+        .fold((0, 0), |(c, m), &(tc, tm)| (c + tc, m + tm));
+    if !fits(calls, missed) {
+        return false;
+    }
+    if confidence <= 0.0 || per_trace.is_empty() {
+        return true;
+    }
+    let n = per_trace.len() as u64;
+    let mut state: u64 = 0x5EED_F17E;
+    let mut held = 0usize;
+    for _ in 0..RESAMPLES {
+        let (mut c, mut m) = (0, 0);
+        for _ in 0..n {
+            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^= z >> 31;
+            // Multiply-shift onto 0..n: no modulo bias worth the name at these sizes.
+            let i = ((z >> 32) * n) >> 32;
+            let (tc, tm) = per_trace[i as usize];
+            c += tc;
+            m += tm;
+        }
+        held += usize::from(fits(c, m));
+    }
+    held as f64 >= confidence * RESAMPLES as f64
+}
+
+/// The kind of run most of the traces are: agent runs (a tool call or result) or conversations;
+/// any on a tie. Agent benchmarks have a few runs that never needed a tool (18 of tau-bench's
+/// 200): they do not make the set conversations.
+pub fn run_kind<'a>(traces: impl IntoIterator<Item = &'a Trace>) -> RunKind {
+    let (mut agents, mut conversations) = (0usize, 0usize);
+    for t in traces {
+        let tools = t
+            .chunks
+            .iter()
+            .any(|c| matches!(c.category, Category::ToolCall | Category::ToolResult));
+        if tools {
+            agents += 1;
+        } else {
+            conversations += 1;
+        }
+    }
+    match agents.cmp(&conversations) {
+        std::cmp::Ordering::Greater => RunKind::Agent,
+        std::cmp::Ordering::Less => RunKind::Conversation,
+        std::cmp::Ordering::Equal => RunKind::Any,
+    }
 }
 
 /// Whether some tool result of the trace is JSON with whitespace `compress.minify_json` would
@@ -605,12 +763,18 @@ mod tests {
         );
         assert!(fitted.within_ceiling);
         assert!(fitted.train.saved() >= fitted.base_train.saved());
-        assert_eq!(
-            fitted.candidates.len(),
-            2 * (1 + options.size_exponents.len())
-                * (1 + options.thresholds.len())
-                * (1 + options.cleanups.len())
-        );
+        assert!(fitted.train.miss_rate() <= fitted.ceiling);
+        let grid = 2
+            * (1 + options.size_exponents.len())
+            * (1 + options.thresholds.len())
+            * (1 + options.cleanups.len());
+        // The grid, then finer thresholds above its best where it had one within the ceiling.
+        let finer = &fitted.candidates[grid..];
+        assert!(finer.is_empty() || finer.len() == options.threshold_steps);
+        for c in finer {
+            let t = c.threshold.expect("a finer threshold");
+            assert!(!options.thresholds.contains(&t), "{t} is on the grid");
+        }
         // The chosen policy replays to the figures the fit reported.
         let again = evaluate(
             &refs,
@@ -627,6 +791,14 @@ mod tests {
             WeightsFrom::Base => &fitted.base_weights,
         };
         assert_eq!(&fitted.policy.value.weights, chosen);
+        // Support chats: a threshold, where one was chosen, acts in conversations only.
+        assert_eq!(run_kind(&traces), RunKind::Conversation);
+        assert_eq!(
+            fitted.policy.value_threshold.is_some(),
+            fitted.policy.value_threshold_runs == RunKind::Conversation,
+            "{:?}",
+            fitted.policy
+        );
     }
 
     #[test]
@@ -643,6 +815,11 @@ mod tests {
         let (mut trace, _) = b.finish();
         count_trace(&mut trace, &TokenCounter::for_model(None));
         let traces = [trace, self::trace(1)];
+        assert_eq!(run_kind(&traces[..1]), RunKind::Agent);
+        assert_eq!(run_kind(&traces), RunKind::Any);
+        assert_eq!(run_kind(&[]), RunKind::Any);
+        let mostly = [traces[0].clone(), traces[0].clone(), traces[1].clone()];
+        assert_eq!(run_kind(&mostly), RunKind::Agent);
         let cases = cases(&traces);
         let refs: Vec<&Case> = cases.iter().collect();
         let options = FitOptions {
@@ -683,6 +860,79 @@ mod tests {
                 .len(),
             2
         );
+    }
+
+    #[test]
+    fn the_ceiling_holds_in_resamplings_of_the_traces() {
+        // 20 traces of 10 calls, misses in 2 calls of one trace: 1% of the calls, within a 1%
+        // ceiling on these traces, but over it whenever a resampling draws that trace twice
+        // (about a quarter of them).
+        let mut runs = vec![(10, 0); 20];
+        runs[7] = (10, 2);
+        assert!(within_ceiling(&runs, 0.01, 0.0));
+        assert!(!within_ceiling(&runs, 0.01, 0.9));
+        assert!(within_ceiling(&runs, 0.01, 0.6));
+        assert!(!within_ceiling(&runs, 0.005, 0.0));
+        // No miss at all holds at a zero ceiling, in every resampling.
+        assert!(within_ceiling(&[(10, 0); 5], 0.0, 1.0));
+        assert!(!within_ceiling(&[(10, 0), (10, 1)], 0.0, 0.0));
+        // Misses spread over every trace hold in every resampling.
+        assert!(within_ceiling(&[(100, 1); 30], 0.01, 1.0));
+        assert!(within_ceiling(&[], 0.01, 0.9));
+    }
+
+    #[test]
+    fn the_ceiling_is_lowered_to_the_base_policys_own_misses() {
+        // Each reply quotes the ticket given two user turns before: a budget that keeps only
+        // the latest turns misses it.
+        let late = |seed: u32| {
+            let mut b = TraceBuilder::new(format!("late{seed}"), "test");
+            b.push_message(Message::text("system", "You are a support agent."), None);
+            let code = |i: u32| format!("ZK{seed}{:03}", i * 7 + 11);
+            for i in 0..12 {
+                let text = format!("Ticket {}: my router drops the line at night.", code(i));
+                b.push_message(Message::text("user", text), None);
+                let quoted = code(i.saturating_sub(2));
+                let reply = format!("Ticket {quoted} is fixed; the weather is lovely today.");
+                b.push_message(Message::text("assistant", reply), None);
+            }
+            b.reconstruct_calls();
+            let (mut trace, _) = b.finish();
+            count_trace(&mut trace, &TokenCounter::for_model(None));
+            trace
+        };
+        let traces: Vec<Trace> = (0..4).map(late).collect();
+        let cases = cases(&traces);
+        let refs: Vec<&Case> = cases.iter().collect();
+        let options = FitOptions {
+            budget: 120,
+            max_miss_rate: 0.9,
+            thresholds: vec![0.3, 0.5],
+            size_exponents: vec![],
+            cleanups: vec![],
+            ..FitOptions::default()
+        };
+        let lowered = fit(&refs, &options, &PriceTable::builtin()).expect("fits");
+        let base = lowered.base_train.miss_rate();
+        assert!(
+            base > 0.0 && base < 0.9,
+            "{base}: the test needs some misses"
+        );
+        assert_eq!(lowered.ceiling, base);
+        assert!(lowered.within_ceiling && lowered.train.miss_rate() <= base);
+        // A candidate with more misses than the base saves more, and is taken when allowed.
+        let user = fit(
+            &refs,
+            &FitOptions {
+                no_more_misses_than_base: false,
+                ..options.clone()
+            },
+            &PriceTable::builtin(),
+        )
+        .expect("fits");
+        assert_eq!(user.ceiling, 0.9);
+        assert!(user.train.miss_rate() > base, "{:?}", user.train);
+        assert!(user.train.saved() > lowered.train.saved());
     }
 
     #[test]

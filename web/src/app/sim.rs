@@ -5,7 +5,7 @@ use super::{ctx, Data};
 use crate::protocol::Request;
 use leptos::prelude::*;
 use memlens_core::analysis::{Fate, SimView};
-use memlens_core::policy::{Cleanup, PolicyConfig, QuotaOrder, StrategyKind, BUILTIN};
+use memlens_core::policy::{Cleanup, PolicyConfig, QuotaOrder, RunKind, StrategyKind, BUILTIN};
 use memlens_core::value::ValueConfig;
 use std::sync::Arc;
 use wasm_bindgen::JsValue;
@@ -404,7 +404,15 @@ fn PolicyForm() -> impl IntoView {
             <label><input id="form-summary" type="checkbox" prop:checked=flag(|p| p.compress.summary.is_some())
                 on:change=move |ev| { let on = event_target_checked(&ev); edit(&|p| p.compress.summary = on.then(Default::default)); }/>" summarize evicted spans"</label>
             <label title="Window/value: evict what is worth less than this at every call, also under budget">"value threshold "<input id="form-threshold" type="number" min="0" max="1" step="0.01" size="4" placeholder="none" prop:value=get(|p| p.value_threshold.map(|v| v.to_string()).unwrap_or_default())
-                on:change=move |ev| { let v = opt_f32(&event_target_value(&ev)); edit(&|p| p.value_threshold = v); }/></label>
+                on:change=move |ev| { let v = opt_f32(&event_target_value(&ev)); edit(&|p| p.value_threshold = v); }/>
+                " in "<select id="form-threshold-runs" on:change=move |ev| {
+                    let v = event_target_value(&ev);
+                    edit(&|p| if let Ok(runs) = serde_json::from_value(serde_json::Value::String(v.clone())) { p.value_threshold_runs = runs; });
+                }>
+                    {[(RunKind::Any, "any", "every run"), (RunKind::Agent, "agent", "agent runs"), (RunKind::Conversation, "conversation", "conversations")].into_iter().map(|(kind, value, name)| view! {
+                        <option value=value selected=move || parsed.get().is_some_and(|p| p.value_threshold_runs == kind)>{name}</option>
+                    }).collect_view()}
+                </select></label>
             <label title="Window/value: no eviction until the context passes this share of the budget, then down to the target share (the cached prefix survives the calls between)">"cleanup at "<input id="form-cleanup-trigger" type="number" min="0.05" max="1" step="0.05" size="4" placeholder="off" prop:value=get(|p| p.cleanup.map(|c| c.trigger.to_string()).unwrap_or_default())
                 on:change=move |ev| { let v = opt_f32(&event_target_value(&ev)); edit(&|p| p.cleanup = v.map(|trigger| Cleanup { trigger, target: p.cleanup.map_or(Cleanup::default().target.min(trigger), |c| c.target.min(trigger)) })); }/>
                 " of the budget, down to "<input id="form-cleanup-target" type="number" min="0.05" max="1" step="0.05" size="4" placeholder="–" prop:value=get(|p| p.cleanup.map(|c| c.target.to_string()).unwrap_or_default())

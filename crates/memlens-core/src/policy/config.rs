@@ -372,6 +372,34 @@ impl QuotaOrder {
     }
 }
 
+/// Which runs a rule acts in (see [`PolicyConfig::value_threshold_runs`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RunKind {
+    /// Every run.
+    #[default]
+    Any,
+    /// A tool-using agent's run: from its first tool call or result on.
+    Agent,
+    /// A conversation: until the run has a tool call or result.
+    Conversation,
+}
+
+impl RunKind {
+    fn is_any(&self) -> bool {
+        *self == RunKind::Any
+    }
+
+    /// Whether a run acts as this kind, given whether it has had a tool call or result yet.
+    pub fn includes(self, saw_tools: bool) -> bool {
+        match self {
+            RunKind::Any => true,
+            RunKind::Agent => saw_tools,
+            RunKind::Conversation => !saw_tools,
+        }
+    }
+}
+
 /// Rules for one tool (`[tools.web_search]`). They apply to its results once the model has seen
 /// them (from the call after they arrive), under budget or not; protected chunks are exempt.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -458,6 +486,12 @@ pub struct PolicyConfig {
     /// valuable member's; what the model has not seen yet (added since the last call) is exempt.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub value_threshold: Option<f32>,
+    /// The runs the value threshold acts in: `any` (the default), `agent` (from a run's first
+    /// tool call or result on) or `conversation` (until then). A threshold learned on one kind
+    /// of run drops what the other kind still needs (`memlens fit` sets it to the kind it was
+    /// fitted on).
+    #[serde(skip_serializing_if = "RunKind::is_any")]
+    pub value_threshold_runs: RunKind,
     /// Value strategy, and quotas by value: units are given up lowest `value / tokens^e` first.
     /// 1 is value per token, which gives up a large item before several small ones of the same
     /// value; 0 is value alone, whatever the size. In `[0, 1]` (clamped). Unset: 1 once the run
@@ -512,6 +546,7 @@ impl Default for PolicyConfig {
             compress: Compress::default(),
             offload: None,
             value_threshold: None,
+            value_threshold_runs: RunKind::Any,
             size_exponent: None,
             cleanup: None,
             value: ValueConfig::default(),

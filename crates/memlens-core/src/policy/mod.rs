@@ -8,6 +8,8 @@ pub mod engine;
 mod strategy;
 pub mod validate;
 
-pub use config::{Cleanup, PolicyConfig, PolicyError, QuotaOrder, StrategyKind, ToolRule, BUILTIN};
+pub use config::{
+    Cleanup, PolicyConfig, PolicyError, QuotaOrder, RunKind, StrategyKind, ToolRule, BUILTIN,
+};
 pub use engine::{ContextEntry, Decision, Engine, EngineOptions, EntryForm};
 pub use strategy::Hindsight;

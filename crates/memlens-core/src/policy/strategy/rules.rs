@@ -317,11 +317,14 @@ impl State {
     }
 
     /// The value threshold: every unprotected unit the model has seen whose most valuable
-    /// member is below it goes, under budget or not.
+    /// member is below it goes, under budget or not (in the kind of run it is for).
     fn evict_below_threshold(&mut self, query: &str, d: &mut Decision) {
         let Some(threshold) = self.config.value_threshold else {
             return;
         };
+        if !self.config.value_threshold_runs.includes(self.saw_tools) {
+            return;
+        }
         let units: Vec<Members> = self
             .active_units()
             .into_iter()
