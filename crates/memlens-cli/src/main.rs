@@ -142,9 +142,10 @@ enum Command {
     /// Learn a policy's value weights from the traces' hindsight (which chunks later steps
     /// used) and choose its value threshold by replay: the most input tokens saved with misses in
     /// at most --max-miss-rate of calls, and no more than the base policy's own share, in
-    /// --confidence of resamplings of the traces. Prints k-fold figures by trace (train and validation,
-    /// beside the base policy) and the weights' change; -o writes the policy fitted on every
-    /// trace (`.toml` or JSON), which `simulate --policy`, the web app, npm and Python read.
+    /// --confidence of resamplings of the traces. Prints k-fold figures by trace (train and
+    /// validation, beside the base policy) and the weights' change; -o writes the policy fitted
+    /// on every trace (`.toml` or JSON), which `simulate --policy`, the web app, npm and Python
+    /// read.
     Fit {
         #[command(flatten)]
         inputs: Inputs,
