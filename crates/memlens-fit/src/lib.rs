@@ -50,7 +50,7 @@ use memlens_core::references::{detect, AccessGraph};
 use memlens_core::simulate::simulate_trace;
 use memlens_core::time::timestamp_secs;
 use memlens_core::value::{
-    fit_weights, Factors, FitReport, Label, ValueConfig, ValueEngine, Weights,
+    fit_weights, splitmix64, Factors, FitReport, Label, ValueConfig, ValueEngine, Weights,
 };
 use serde::Serialize;
 
@@ -572,11 +572,8 @@ pub fn within_ceiling(per_trace: &[(u64, u64)], ceiling: f64, confidence: f64) -
     for _ in 0..RESAMPLES {
         let (mut c, mut m) = (0, 0);
         for _ in 0..n {
+            let z = splitmix64(state);
             state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = state;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^= z >> 31;
             // Multiply-shift onto 0..n: no modulo bias worth the name at these sizes.
             let i = ((z >> 32) * n) >> 32;
             let (tc, tm) = per_trace[i as usize];

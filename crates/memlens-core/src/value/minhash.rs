@@ -82,7 +82,9 @@ fn minhash(shingles: &[u64]) -> [u32; MINHASH_HASHES] {
     sig
 }
 
-pub(super) const fn splitmix64(x: u64) -> u64 {
+/// splitmix64 (Steele, Lea and Flood): `x` advanced by the golden-ratio step and mixed. Fixed on
+/// every platform: the engine's hashes, and the fit's resampling draws (`x`, `x + step`, ...).
+pub const fn splitmix64(x: u64) -> u64 {
     let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);

@@ -69,6 +69,7 @@ pub use config::{default_category_weight, ValueConfig, Weights};
 pub use engine::{score_trace, ValueEngine};
 pub use factors::{ChunkValue, Factors, Label};
 pub use fit::{agreement, fit_weights, FitReport, FIT_STEPS};
+pub use minhash::splitmix64;
 
 /// Number of MinHash functions per chunk.
 pub const MINHASH_HASHES: usize = 64;
