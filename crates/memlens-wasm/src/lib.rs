@@ -18,6 +18,12 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use wasm_bindgen::prelude::*;
 
+// Talc instead of Rust's default wasm allocator (dlmalloc): a turn allocates and frees small
+// vectors throughout, and in Node the allocator was a tenth of a value turn (BENCHMARKS.md).
+#[cfg(all(not(target_feature = "atomics"), target_family = "wasm"))]
+#[global_allocator]
+static TALC: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
+
 fn js_err(e: impl std::fmt::Display) -> JsError {
     JsError::new(&e.to_string())
 }

@@ -24,9 +24,10 @@ pub(super) struct Fragment {
     pub(super) text: String,
     /// Byte ranges of the words in `text`.
     pub(super) words: Vec<(usize, usize)>,
-    /// Hash of each word, lowercase.
+    /// Hash of each word, lowercase; empty when the fragment is shorter than a shingle.
     pub(super) hashes: Vec<u64>,
-    /// Whether each word is a content word (not a stop word, has a letter).
+    /// Whether each word is a content word (not a stop word, has a letter); empty when the
+    /// fragment is shorter than a shingle.
     pub(super) content: Vec<bool>,
     /// Candidate rare terms: `(stem, word)` of alphabetic content words of 4+ characters.
     pub(super) terms: Vec<Term>,
@@ -51,17 +52,28 @@ fn mix(mut z: u64) -> u64 {
 impl Fragment {
     pub(super) fn new(text: String) -> Fragment {
         let words: Vec<(usize, usize)> = text::word_spans(&text).collect();
-        let mut hashes = Vec::with_capacity(words.len());
-        let mut content = Vec::with_capacity(words.len());
+        // Hashes and content flags only serve shingles: a fragment shorter than one (most JSON
+        // values: "JFK", "economy") keeps them empty, without allocating.
+        let shingled = words.len() >= QUOTE_WORDS;
+        let (mut hashes, mut content) = if shingled {
+            (
+                Vec::with_capacity(words.len()),
+                Vec::with_capacity(words.len()),
+            )
+        } else {
+            (Vec::new(), Vec::new())
+        };
         let mut terms = Vec::new();
         // One buffer for every word's lowercase form: most words are only hashed and checked,
         // and a word is copied out only when it becomes a term.
         let mut lower = String::new();
         for &(s, e) in &words {
             text::lowercase_into(&text[s..e], &mut lower);
-            hashes.push(hash_str(&lower));
             let is_content = !is_stop_word(&lower) && lower.chars().any(char::is_alphabetic);
-            content.push(is_content);
+            if shingled {
+                hashes.push(hash_str(&lower));
+                content.push(is_content);
+            }
             if is_content && lower.chars().all(char::is_alphabetic) {
                 let t = stem(&lower);
                 // A CJK bigram is word-sized: it needs no minimum length.

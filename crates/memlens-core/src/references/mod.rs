@@ -177,6 +177,8 @@ pub fn contains_evidence(text: &str, evidence: &Evidence) -> bool {
             Analysis::of(text).keys.contains(&key.key)
         }
         EvidenceKind::Quote => {
+            // A quote spans at least one shingle, so its words are hashed (fragments shorter
+            // than a shingle keep no hashes, and cannot hold it anyway).
             let want = Fragment::new(evidence.text.clone()).hashes;
             !want.is_empty()
                 && Analysis::of(text)

@@ -18,12 +18,13 @@ fn is_span_char(c: char) -> bool {
 
 /// Finds the identifiers and numbers of a text.
 pub(super) fn scan(text: &str, emit: &mut dyn FnMut(Token)) {
-    let spans: Vec<&str> = text
-        .split(|c| !is_span_char(c))
-        .filter(|s| !s.is_empty())
-        .collect();
-    for (i, span) in spans.iter().enumerate() {
-        let next = spans.get(i + 1).copied();
+    // Each span with the one after it (a clock time reads its meridiem), without collecting
+    // the spans: this runs on every string of every chunk.
+    let mut spans = text.split(|c| !is_span_char(c)).filter(|s| !s.is_empty());
+    let mut following = spans.next();
+    while let Some(span) = following {
+        following = spans.next();
+        let next = following;
         if starts_with_ignore_ascii_case(span, "http://")
             || starts_with_ignore_ascii_case(span, "https://")
         {
@@ -141,6 +142,15 @@ pub(super) fn word(raw: &str, next: Option<&str>, emit: &mut dyn FnMut(Token)) {
     if w.is_empty() || w.len() > MAX_TOKEN_LEN {
         return;
     }
+    if w.bytes().all(|b| b.is_ascii_alphabetic()) {
+        // Most words of prose and of JSON values: ASCII letters only. Of the rules below only
+        // the last can apply (no digit, comma, `@`, clock, date, path or separator; not snake):
+        // such a word is an identifier when it is camelCase and long enough.
+        if w.len() >= MIN_IDENT_LEN && is_camel(w) {
+            emit(ident(w));
+        }
+        return;
+    }
     let has_alpha = w.chars().any(char::is_alphabetic);
     let has_digit = w.chars().any(|c| c.is_ascii_digit());
     if has_alpha && w.contains(',') {
@@ -186,23 +196,8 @@ pub(super) fn word(raw: &str, next: Option<&str>, emit: &mut dyn FnMut(Token)) {
         }
         return;
     }
-    // 6pm, 10:30am.
-    let lower = w.to_ascii_lowercase();
-    if let Some(prefix) = lower
-        .strip_suffix("am")
-        .or_else(|| lower.strip_suffix("pm"))
-    {
-        if !prefix.is_empty() && prefix.chars().all(|c| c.is_ascii_digit() || c == ':') {
-            let pm = lower.ends_with("pm");
-            if let Some(t) = clock(prefix, Some(pm)) {
-                emit(Token {
-                    key: t,
-                    kind: EvidenceKind::Number,
-                    text: w.to_string(),
-                });
-            }
-            return;
-        }
+    if clock_with_meridiem(w, emit) {
+        return;
     }
     // 2024-05-20T10:00:00Z: a date and a time.
     if let Some((date, time)) = w.split_once(['T', 't']) {
@@ -250,6 +245,32 @@ pub(super) fn word(raw: &str, next: Option<&str>, emit: &mut dyn FnMut(Token)) {
     if (has_digit && !is_quantity(w)) || is_snake(w) || is_camel(w) {
         emit(ident(w));
     }
+}
+
+/// `6pm`, `10:30AM`: digits and colons, then a meridiem in any case (compared without a
+/// lowercase copy of every word). Emits the clock time when it is one; true when the word had
+/// that form (and nothing else is to be read from it).
+fn clock_with_meridiem(w: &str, emit: &mut dyn FnMut(Token)) -> bool {
+    let Some(at) = w.len().checked_sub(2) else {
+        return false;
+    };
+    let pm = match w.get(at..) {
+        Some(s) if s.eq_ignore_ascii_case("am") => false,
+        Some(s) if s.eq_ignore_ascii_case("pm") => true,
+        _ => return false,
+    };
+    let prefix = &w[..at];
+    if prefix.is_empty() || !prefix.chars().all(|c| c.is_ascii_digit() || c == ':') {
+        return false;
+    }
+    if let Some(t) = clock(prefix, Some(pm)) {
+        emit(Token {
+            key: t,
+            kind: EvidenceKind::Number,
+            text: w.to_string(),
+        });
+    }
+    true
 }
 
 /// A clock time `H:MM` (or `H:MM:SS` when the seconds are not zero), 24-hour.

@@ -69,6 +69,17 @@ fn tokens_are_distinctive_codes_and_numbers() {
 }
 
 #[test]
+fn clock_suffixes_in_any_case_and_plain_words() {
+    // The meridiem is read from the word's last two letters, in any case; words that merely
+    // end in "am"/"pm" (or are all letters) are plain words unless camelCase.
+    assert_eq!(keys("10:30AM"), vec![num("10:30")]);
+    assert_eq!(keys("6PM and 7Pm"), vec![num("18:00"), num("19:00")]);
+    assert!(keys("Madam, the program and spam at 3am").len() == 1);
+    assert_eq!(keys("an iPhone for the Team"), vec![id("iphone")]);
+    assert!(keys("am pm AM PM Tpm xam").is_empty());
+}
+
+#[test]
 fn contains_evidence_matches_like_the_detector() {
     let e = |kind, text: &str| Evidence {
         kind,

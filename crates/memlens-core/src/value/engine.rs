@@ -4,7 +4,7 @@
 
 use super::factors::{clamp01, decay, ChunkValue, Factors, Label, SanitizedWeights};
 use super::minhash::{analyze, hash_rows};
-use super::score::FixedFactors;
+use super::score::{popularity_of_uses, FixedFactors, Tables};
 use super::{ValueConfig, LSH_BANDS, LSH_ROWS, MINHASH_HASHES};
 use crate::model::{Category, Chunk, ChunkId, Trace};
 use crate::retrieval::{Bm25Index, QueryCache};
@@ -74,6 +74,9 @@ pub struct ValueEngine {
     /// `decay(age, half-life in calls)` for ages 0, 1, 2... calls, as far as a ranking needed
     /// ([`ValueEngine::ranked_values`]); emptied when the config changes.
     decay_by_age: Vec<f64>,
+    /// The popularity factor for 0, 1, 2... uses, as far as a ranking needed (an `exp` per chunk
+    /// per turn otherwise); emptied when the config changes.
+    popularity_by_uses: Vec<f32>,
 }
 
 impl Default for ValueEngine {
@@ -97,6 +100,7 @@ impl ValueEngine {
             bm25: Bm25Index::new(),
             ranking_query: QueryCache::default(),
             decay_by_age: Vec::new(),
+            popularity_by_uses: Vec::new(),
         }
     }
 
@@ -112,6 +116,7 @@ impl ValueEngine {
         self.config = config;
         self.fixed = self.entries.iter().map(|e| self.fixed_factors(e)).collect();
         self.decay_by_age.clear();
+        self.popularity_by_uses.clear();
     }
 
     /// Number of chunks added.
@@ -378,24 +383,32 @@ impl ValueEngine {
             }
             None => vec![0.0; candidates.len()],
         };
-        let oldest = slots
-            .iter()
-            .flatten()
-            .map(|&s| self.entries[s].added_at_call)
-            .min()
-            .unwrap_or(now_call);
+        let (mut oldest, mut most_uses) = (now_call, 0);
+        for &s in slots.iter().flatten() {
+            oldest = oldest.min(self.entries[s].added_at_call);
+            most_uses = most_uses.max(self.entries[s].uses);
+        }
         let max_age = now_call.saturating_sub(oldest);
-        // Past a million calls each chunk's decay is computed: a table is not worth its memory.
-        let table = max_age <= MAX_DECAY_TABLE;
+        // Past a million calls (or uses) each chunk's factors are computed: a table is not
+        // worth its memory.
+        let table = max_age <= MAX_DECAY_TABLE && most_uses <= MAX_DECAY_TABLE;
         if table {
             let half_life = f64::from(self.config.recency_half_life_calls);
             while self.decay_by_age.len() <= max_age as usize {
                 let age = self.decay_by_age.len() as f64;
                 self.decay_by_age.push(decay(age, half_life));
             }
+            while self.popularity_by_uses.len() <= most_uses as usize {
+                let uses = self.popularity_by_uses.len() as u32;
+                self.popularity_by_uses
+                    .push(popularity_of_uses(uses, &self.config));
+            }
         }
-        let decay_by_age = table.then_some(self.decay_by_age.as_slice());
-        self.scored_slots(&slots, relevance, now_call, now_secs, decay_by_age, |v| {
+        let tables = table.then_some(Tables {
+            decay_by_age: &self.decay_by_age,
+            popularity_by_uses: &self.popularity_by_uses,
+        });
+        self.scored_slots(&slots, relevance, now_call, now_secs, tables, |v| {
             v.map_or(0.0, |v| v.value)
         })
     }
@@ -420,21 +433,21 @@ impl ValueEngine {
     }
 
     /// Candidates' slots scored with their relevance, mapped by `each` (see `score_slot` for
-    /// `decay_by_age`).
+    /// `tables`).
     fn scored_slots<T>(
         &self,
         slots: &[Option<usize>],
         relevance: Vec<f32>,
         now_call: u32,
         now_secs: Option<f64>,
-        decay_by_age: Option<&[f64]>,
+        tables: Option<Tables<'_>>,
         each: impl Fn(Option<ChunkValue>) -> T,
     ) -> Vec<T> {
         slots
             .iter()
             .zip(relevance)
             .map(|(slot, r)| {
-                each(slot.map(|s| self.score_slot(s, now_call, now_secs, r, false, decay_by_age)))
+                each(slot.map(|s| self.score_slot(s, now_call, now_secs, r, false, tables)))
             })
             .collect()
     }

@@ -39,9 +39,9 @@ impl ValueEngine {
         }
     }
 
-    /// [`ValueEngine::score_with`] for a chunk's slot, already looked up. `decay_by_age[a]` is
-    /// the recency decay of a chunk added `a` calls ago, when the caller has the table (the
-    /// ranking's path, [`ValueEngine::ranked_values`]); else it is computed here.
+    /// [`ValueEngine::score_with`] for a chunk's slot, already looked up. `tables` hold the
+    /// recency decay by age and the popularity by uses when the caller has them (the ranking's
+    /// path, [`ValueEngine::ranked_values`]); else they are computed here.
     pub(super) fn score_slot(
         &self,
         slot: usize,
@@ -49,12 +49,12 @@ impl ValueEngine {
         now_secs: Option<f64>,
         relevance: f32,
         explain: bool,
-        decay_by_age: Option<&[f64]>,
+        tables: Option<Tables<'_>>,
     ) -> ChunkValue {
         let e = &self.entries[slot];
         let cfg = &self.config;
         let calls_ago = now_call.saturating_sub(e.added_at_call);
-        let call_decay = match decay_by_age.and_then(|t| t.get(calls_ago as usize)) {
+        let call_decay = match tables.and_then(|t| t.decay_by_age.get(calls_ago as usize)) {
             Some(&d) => d,
             None => decay(f64::from(calls_ago), f64::from(cfg.recency_half_life_calls)),
         };
@@ -85,7 +85,10 @@ impl ValueEngine {
             let fixed = self.fixed[slot];
             Factors {
                 recency: recency(e, cfg, now_call, now_secs, call_decay, false).0,
-                popularity: popularity(e, cfg, false).0,
+                popularity: match tables.and_then(|t| t.popularity_by_uses.get(e.uses as usize)) {
+                    Some(&p) => p,
+                    None => popularity(e, cfg, false).0,
+                },
                 density: fixed.density,
                 redundancy: fixed.redundancy,
                 category: fixed.category,
@@ -219,9 +222,24 @@ fn recency(
     )
 }
 
+/// Factors the ranking looks up instead of computing them for every chunk at every turn, each
+/// the same number the factor's function gives.
+#[derive(Clone, Copy)]
+pub(super) struct Tables<'a> {
+    /// `decay(age, half-life in calls)` by age in calls.
+    pub(super) decay_by_age: &'a [f64],
+    /// [`popularity_of_uses`] by use count.
+    pub(super) popularity_by_uses: &'a [f32],
+}
+
+/// The popularity factor of a chunk used `uses` times.
+pub(super) fn popularity_of_uses(uses: u32, cfg: &ValueConfig) -> f32 {
+    clamp01(saturate(f64::from(uses), f64::from(cfg.popularity_scale)))
+}
+
 /// Popularity: `1 - exp(-uses / scale)`, from the use count the reference detector recorded.
 fn popularity(e: &Entry, cfg: &ValueConfig, explain: bool) -> Explained {
-    let popularity = clamp01(saturate(f64::from(e.uses), f64::from(cfg.popularity_scale)));
+    let popularity = popularity_of_uses(e.uses, cfg);
     let sentence = explain.then(|| {
         if e.uses == 0 {
             "not used by a later step yet: popularity 0".to_string()

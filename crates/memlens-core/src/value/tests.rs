@@ -173,8 +173,14 @@ fn factors_stay_in_unit_interval_for_arbitrary_inputs() {
         changed.density_scale = pick(&mut rng);
         changed.redundancy_threshold = pick(&mut rng);
         changed.size_scale_tokens = pick(&mut rng);
+        changed.popularity_scale = pick(&mut rng);
         changed.weights = Weights::from_array([0.0; 8].map(|_| pick(&mut rng)));
         other.set_config(changed);
+        assert_ranking_paths_agree(&mut other, &ids, now, now_secs, &query, case);
+        // More uses than the ranking's popularity table held so far.
+        for _ in 0..1 + rng.below(6) {
+            other.record_use(ids[rng.below(ids.len() as u64) as usize]);
+        }
         assert_ranking_paths_agree(&mut other, &ids, now, now_secs, &query, case);
         for v in engine.score_all(&ids, now, now_secs, Some(&query)) {
             assert!(
