@@ -404,13 +404,24 @@ impl ValueEngine {
                     .push(popularity_of_uses(uses, &self.config));
             }
         }
-        let tables = table.then_some(Tables {
+        if !table {
+            return self.scored_slots(&slots, relevance, now_call, now_secs, None, |v| {
+                v.map_or(0.0, |v| v.value)
+            });
+        }
+        let tables = Tables {
             decay_by_age: &self.decay_by_age,
             popularity_by_uses: &self.popularity_by_uses,
-        });
-        self.scored_slots(&slots, relevance, now_call, now_secs, tables, |v| {
-            v.map_or(0.0, |v| v.value)
-        })
+        };
+        slots
+            .iter()
+            .zip(relevance)
+            .map(|(slot, r)| {
+                slot.map_or(0.0, |s| {
+                    self.value_of_slot(s, now_call, now_secs, r, tables)
+                })
+            })
+            .collect()
     }
 
     /// Each candidate scored without explanations (`None`: not added), mapped by `each`.

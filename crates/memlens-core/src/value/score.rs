@@ -81,21 +81,7 @@ impl ValueEngine {
                 pinned: take(pinned(e, explain)),
             }
         } else {
-            // The same numbers, the fixed ones computed once (`fixed_factors`).
-            let fixed = self.fixed[slot];
-            Factors {
-                recency: recency(e, cfg, now_call, now_secs, call_decay, false).0,
-                popularity: match tables.and_then(|t| t.popularity_by_uses.get(e.uses as usize)) {
-                    Some(&p) => p,
-                    None => popularity(e, cfg, false).0,
-                },
-                density: fixed.density,
-                redundancy: fixed.redundancy,
-                category: fixed.category,
-                relevance: relevance_factor(relevance, false).0,
-                generation_cost: fixed.generation_cost,
-                pinned: pinned(e, false).0,
-            }
+            self.ranking_factors(slot, now_call, now_secs, call_decay, relevance, tables)
         };
         let value = if e.label == Some(Label::Useless) {
             if explain {
@@ -119,6 +105,71 @@ impl ValueEngine {
             value_per_token: value / tokens as f32,
             value_per_1k_tokens: value * 1000.0 / tokens as f32,
             explanation: why,
+        }
+    }
+
+    /// A chunk's value alone, as [`ValueEngine::score_slot`] gives it without explaining: what
+    /// the ranking reads for every live chunk at every call that evicts, without building the
+    /// rest of a [`ChunkValue`].
+    pub(super) fn value_of_slot(
+        &self,
+        slot: usize,
+        now_call: u32,
+        now_secs: Option<f64>,
+        relevance: f32,
+        tables: Tables<'_>,
+    ) -> f32 {
+        let e = &self.entries[slot];
+        if e.label == Some(Label::Useless) {
+            return 0.0;
+        }
+        if let Some(v) = e.host_value {
+            return v;
+        }
+        let calls_ago = now_call.saturating_sub(e.added_at_call);
+        let call_decay = match tables.decay_by_age.get(calls_ago as usize) {
+            Some(&d) => d,
+            None => decay(
+                f64::from(calls_ago),
+                f64::from(self.config.recency_half_life_calls),
+            ),
+        };
+        self.ranking_factors(
+            slot,
+            now_call,
+            now_secs,
+            call_decay,
+            relevance,
+            Some(tables),
+        )
+        .value_with(&self.weights)
+    }
+
+    /// The factors without sentences: the fixed ones computed once (`fixed_factors`), the
+    /// popularity from `tables` when they reach the chunk's uses.
+    fn ranking_factors(
+        &self,
+        slot: usize,
+        now_call: u32,
+        now_secs: Option<f64>,
+        call_decay: f64,
+        relevance: f32,
+        tables: Option<Tables<'_>>,
+    ) -> Factors {
+        let (e, cfg) = (&self.entries[slot], &self.config);
+        let fixed = self.fixed[slot];
+        Factors {
+            recency: recency(e, cfg, now_call, now_secs, call_decay, false).0,
+            popularity: match tables.and_then(|t| t.popularity_by_uses.get(e.uses as usize)) {
+                Some(&p) => p,
+                None => popularity(e, cfg, false).0,
+            },
+            density: fixed.density,
+            redundancy: fixed.redundancy,
+            category: fixed.category,
+            relevance: relevance_factor(relevance, false).0,
+            generation_cost: fixed.generation_cost,
+            pinned: pinned(e, false).0,
         }
     }
 
