@@ -155,7 +155,9 @@ impl Vocabulary {
         }
     }
 
-    #[inline]
+    // Always inlined: the innermost call of token counting. With a plain `#[inline]`, unrelated
+    // changes elsewhere in the crate made LLVM outline it (+2.7% instructions per `window` turn).
+    #[inline(always)]
     fn rank(&self, token: &[u8]) -> Rank {
         let hash = FxBuildHasher.hash_one(token);
         self.ranks
