@@ -61,11 +61,12 @@ test('TOML edit, form edit and export replay like the CLI', async () => {
   assert.equal(await page.isChecked('#form-strip'), true);
   assert.equal(await page.inputValue('#policy-select'), 'custom');
 
-  // The form writes it: keep 3 newest messages, dedupe on, JSON results minified.
+  // The form writes it: keep 3 newest messages, dedupe on, JSON results minified or TOON.
   await page.fill('#form-recent', '3');
   await page.press('#form-recent', 'Tab');
   await page.check('#form-dedupe');
   await page.check('#form-minify');
+  await page.check('#form-toon');
   // The thresholds: a value threshold and a cleanup at 90% of the budget down to 60%.
   await page.fill('#form-threshold', '0.3');
   await page.press('#form-threshold', 'Tab');
@@ -90,6 +91,7 @@ test('TOML edit, form edit and export replay like the CLI', async () => {
   assert.equal(edited.protect.recent_messages, 3);
   assert.equal(edited.compress.dedupe, true);
   assert.equal(edited.compress.minify_json, true);
+  assert.equal(edited.compress.toon_json, true);
   assert.equal(edited.compress.clear_tool_results_after, 2);
   const shown = await totals(page);
   await shot(page, 'policy-form');

@@ -34,6 +34,7 @@ struct FoldRow {
     size_exponent: Option<f32>,
     cleanup: Option<memlens_core::policy::Cleanup>,
     minify_json: bool,
+    toon_json: bool,
 }
 
 #[derive(Serialize)]
@@ -106,6 +107,7 @@ pub(crate) fn fit_cmd(args: FitArgs) -> Result<Vec<String>, String> {
             size_exponent: f.fitted.policy.size_exponent,
             cleanup: f.fitted.policy.cleanup,
             minify_json: f.fitted.policy.compress.minify_json,
+            toon_json: f.fitted.policy.compress.toon_json,
         })
         .collect();
     let validation = total(rows.iter().map(|r| r.validation));
@@ -157,7 +159,7 @@ pub(crate) fn fit_cmd(args: FitArgs) -> Result<Vec<String>, String> {
     if !rows.is_empty() {
         outln!();
         outln!(
-            "  {:<5} {:>14} {:>18} {:>18} {:>8} {:>9} {:>8} {:>9} {:>6}",
+            "  {:<5} {:>14} {:>18} {:>18} {:>8} {:>9} {:>8} {:>9} {:>8}",
             "fold",
             "train",
             "validation",
@@ -166,11 +168,11 @@ pub(crate) fn fit_cmd(args: FitArgs) -> Result<Vec<String>, String> {
             "threshold",
             "size exp",
             "cleanup",
-            "minify"
+            "JSON"
         );
         for r in &rows {
             outln!(
-                "  {:<5} {:>14} {:>18} {:>18} {:>8} {:>9} {:>8} {:>9} {:>6}",
+                "  {:<5} {:>14} {:>18} {:>18} {:>8} {:>9} {:>8} {:>9} {:>8}",
                 r.fold,
                 figures(&r.train),
                 figures(&r.validation),
@@ -179,7 +181,7 @@ pub(crate) fn fit_cmd(args: FitArgs) -> Result<Vec<String>, String> {
                 threshold(r.threshold),
                 exponent(r.size_exponent),
                 cleanup(r.cleanup),
-                if r.minify_json { "yes" } else { "no" }
+                json_form(r.minify_json, r.toon_json)
             );
         }
         outln!(
@@ -216,10 +218,14 @@ pub(crate) fn fit_cmd(args: FitArgs) -> Result<Vec<String>, String> {
         },
         exponent(fitted.policy.size_exponent),
         cleanup(fitted.policy.cleanup),
-        if fitted.policy.compress.minify_json {
-            "minified"
-        } else {
-            "as sent"
+        match (
+            fitted.policy.compress.minify_json,
+            fitted.policy.compress.toon_json
+        ) {
+            (true, true) => "minified or as TOON, the fewer tokens",
+            (false, true) => "as TOON where fewer tokens",
+            (true, false) => "minified",
+            (false, false) => "as sent",
         },
         if fitted.within_ceiling {
             String::new()
@@ -301,4 +307,14 @@ fn write_policy(path: &Path, policy: &PolicyConfig) -> Result<(), String> {
         ));
     }
     write_atomically(path, text.as_bytes())
+}
+
+/// How JSON tool results are sent, in a word (the folds table's column).
+fn json_form(minify: bool, toon: bool) -> &'static str {
+    match (minify, toon) {
+        (true, true) => "min|toon",
+        (false, true) => "toon",
+        (true, false) => "minify",
+        (false, false) => "-",
+    }
 }

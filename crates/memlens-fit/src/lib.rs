@@ -6,8 +6,9 @@
 //! call, [`memlens_core::value::fit_weights`]), then replays the training traces under the policy
 //! with the fitted weights, and with the preset's, at each candidate value threshold, size
 //! exponent of the eviction order (`value / tokens^e`), cleanup rule (evict past the budget
-//! down to a share of it) and, where the traces' tool results are JSON with whitespace, with and
-//! without `compress.minify_json` (lossless, but it changes what has to be evicted), then at finer
+//! down to a share of it) and, where the traces' tool results are JSON, with them sent as they
+//! are, minified (`compress.minify_json`) and as the fewer of minified and TOON
+//! (`compress.toon_json`) (lossless, but it changes what has to be evicted), then at finer
 //! thresholds just above the best one, and keeps the candidate that saves the most input tokens
 //! with misses in at most the ceiling's share of calls: the user's ceiling, lowered to the base
 //! policy's own share on the same traces (a fitted policy misses no more than the one it started
@@ -44,7 +45,7 @@
 
 use memlens_core::cost::PriceTable;
 use memlens_core::model::{Category, ChunkId, Trace};
-use memlens_core::policy::compress::minify_json;
+use memlens_core::policy::compress::{minify_json, toon_json};
 use memlens_core::policy::{Cleanup, PolicyConfig, PolicyError, RunKind};
 use memlens_core::references::{detect, AccessGraph};
 use memlens_core::simulate::simulate_trace;
@@ -268,10 +269,11 @@ pub struct FitOptions {
     /// Candidate cleanup rules (evict once past `trigger` of the budget, down to `target`; the
     /// fit also tries the base's own).
     pub cleanups: Vec<Cleanup>,
-    /// Also try every candidate with `compress.minify_json` on (JSON tool results sent without
-    /// their whitespace: lossless), when the base has it off and some tool result in the traces
-    /// has whitespace to lose.
-    pub try_minify_json: bool,
+    /// Also try every candidate with JSON tool results sent in fewer tokens, losslessly:
+    /// minified (`compress.minify_json`, when some tool result in the traces has whitespace to
+    /// lose) and as the fewer of minified and TOON (`compress.toon_json`), when the base sends
+    /// them as they are and some tool result is JSON.
+    pub try_lossless_json: bool,
     /// At most this many samples for the weights (an even stride through them beyond): the
     /// regression's cost is linear in them, and tens of thousands pin the weights down.
     pub max_samples: usize,
@@ -294,7 +296,7 @@ impl Default for FitOptions {
                 trigger: 1.0,
                 target: 0.75,
             }],
-            try_minify_json: true,
+            try_lossless_json: true,
             max_samples: 50_000,
         }
     }
@@ -323,6 +325,9 @@ pub struct Candidate {
     pub cleanup: Option<Cleanup>,
     /// Whether it sends JSON tool results minified (`compress.minify_json`).
     pub minify_json: bool,
+    /// Whether it sends JSON tool results as TOON where that is fewer tokens
+    /// (`compress.toon_json`).
+    pub toon_json: bool,
     /// Its replay of the training traces.
     pub outcome: Outcome,
     /// Calls and calls with a miss in each training trace (what the resamplings draw from).
@@ -385,9 +390,10 @@ pub fn fit(cases: &[&Case], options: &FitOptions, prices: &PriceTable) -> Result
                             threshold: Option<f32>,
                             exponent: Option<f32>,
                             cleanup: Option<Cleanup>,
-                            minify_json: bool| {
+                            json: JsonForm| {
         let mut p = base.clone();
-        p.compress.minify_json = minify_json;
+        p.compress.minify_json = json.minify;
+        p.compress.toon_json = json.toon;
         p.name = format!("{}-fitted", base.name);
         p.value_preset = None;
         p.value = ValueConfig {
@@ -416,20 +422,21 @@ pub fn fit(cases: &[&Case], options: &FitOptions, prices: &PriceTable) -> Result
                   threshold: Option<f32>,
                   size_exponent: Option<f32>,
                   cleanup: Option<Cleanup>,
-                  minify_json: bool|
+                  json: JsonForm|
      -> Result<Candidate, FitError> {
         let weights = match from {
             WeightsFrom::Fitted => &regression.weights,
             WeightsFrom::Base => &base_config.weights,
         };
-        let policy = candidate_policy(weights, threshold, size_exponent, cleanup, minify_json);
+        let policy = candidate_policy(weights, threshold, size_exponent, cleanup, json);
         let each = evaluate_each(cases, &policy, options.budget, prices)?;
         Ok(Candidate {
             weights: from,
             threshold,
             size_exponent,
             cleanup,
-            minify_json,
+            minify_json: json.minify,
+            toon_json: json.toon,
             outcome: total(each.iter().copied()),
             per_trace: each
                 .iter()
@@ -447,25 +454,13 @@ pub fn fit(cases: &[&Case], options: &FitOptions, prices: &PriceTable) -> Result
     let cleanups: Vec<Option<Cleanup>> = std::iter::once(None)
         .chain(options.cleanups.iter().copied().map(Some))
         .collect();
-    let minify: &[bool] = if base.compress.minify_json {
-        &[true]
-    } else if options.try_minify_json && cases.iter().any(|c| has_spaced_json(c.trace)) {
-        &[false, true]
-    } else {
-        &[false]
-    };
+    let json_forms = json_forms(base, options, cases);
     for from in [WeightsFrom::Fitted, WeightsFrom::Base] {
-        for &minify_json in minify {
+        for &json in &json_forms {
             for &cleanup in &cleanups {
                 for &size_exponent in &exponents {
                     for &threshold in &thresholds {
-                        candidates.push(replay(
-                            from,
-                            threshold,
-                            size_exponent,
-                            cleanup,
-                            minify_json,
-                        )?);
+                        candidates.push(replay(from, threshold, size_exponent, cleanup, json)?);
                     }
                 }
             }
@@ -493,7 +488,7 @@ pub fn fit(cases: &[&Case], options: &FitOptions, prices: &PriceTable) -> Result
                     Some(t),
                     best.size_exponent,
                     best.cleanup,
-                    best.minify_json,
+                    JsonForm::of(&best),
                 )?);
             }
         }
@@ -511,7 +506,7 @@ pub fn fit(cases: &[&Case], options: &FitOptions, prices: &PriceTable) -> Result
             best.threshold,
             best.size_exponent,
             best.cleanup,
-            best.minify_json,
+            JsonForm::of(&best),
         ),
         weights_from: best.weights,
         base_weights: base_config.weights.clone(),
@@ -608,13 +603,55 @@ pub fn run_kind<'a>(traces: impl IntoIterator<Item = &'a Trace>) -> RunKind {
     }
 }
 
-/// Whether some tool result of the trace is JSON with whitespace `compress.minify_json` would
-/// remove.
-fn has_spaced_json(trace: &Trace) -> bool {
-    trace
-        .chunks
-        .iter()
-        .any(|c| c.category == Category::ToolResult && minify_json(&c.content).is_some())
+/// How a candidate sends JSON tool results: `compress.minify_json` and `compress.toon_json`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct JsonForm {
+    minify: bool,
+    toon: bool,
+}
+
+impl JsonForm {
+    fn of(c: &Candidate) -> JsonForm {
+        JsonForm {
+            minify: c.minify_json,
+            toon: c.toon_json,
+        }
+    }
+}
+
+/// The JSON forms the fit tries: the base's own when it sends JSON results in another form;
+/// else as they are, minified (when some result has whitespace to lose) and the fewer of
+/// minified and TOON (when some result is JSON).
+fn json_forms(base: &PolicyConfig, options: &FitOptions, cases: &[&Case<'_>]) -> Vec<JsonForm> {
+    let own = JsonForm {
+        minify: base.compress.minify_json,
+        toon: base.compress.toon_json,
+    };
+    if own.minify || own.toon || !options.try_lossless_json {
+        return vec![own];
+    }
+    let results = || {
+        cases.iter().flat_map(|c| {
+            c.trace
+                .chunks
+                .iter()
+                .filter(|c| c.category == Category::ToolResult)
+        })
+    };
+    let mut forms = vec![own];
+    if results().any(|c| minify_json(&c.content).is_some()) {
+        forms.push(JsonForm {
+            minify: true,
+            toon: false,
+        });
+    }
+    if results().any(|c| toon_json(&c.content).is_some()) {
+        forms.push(JsonForm {
+            minify: true,
+            toon: true,
+        });
+    }
+    forms
 }
 
 /// One fold of [`cross_validate`]: fitted on the other folds, measured on this one.
@@ -799,7 +836,7 @@ mod tests {
     }
 
     #[test]
-    fn minified_json_is_a_candidate_where_the_tool_results_have_whitespace() {
+    fn lossless_json_forms_are_candidates_where_the_tool_results_are_json() {
         let mut b = TraceBuilder::new("json", "test");
         b.push_message(Message::text("system", "You are a travel agent."), None);
         for i in 0..4 {
@@ -827,13 +864,24 @@ mod tests {
             ..FitOptions::default()
         };
         let fitted = fit(&refs, &options, &PriceTable::builtin()).expect("fits");
-        // Two weights x with and without: nothing is evicted under this budget, so the minified
-        // candidates save what the whitespace was, with no miss, and one of them is chosen.
-        assert_eq!(fitted.candidates.len(), 4);
-        assert!(fitted.policy.compress.minify_json);
+        // Two weights x as sent, minified, and the fewer of minified and TOON: nothing is
+        // evicted under this budget, so the lossless forms save tokens with no miss, and TOON's
+        // table (the keys written once) saves the most.
+        assert_eq!(fitted.candidates.len(), 6);
+        let saved = |minify: bool, toon: bool| {
+            let c = fitted
+                .candidates
+                .iter()
+                .find(|c| (c.minify_json, c.toon_json) == (minify, toon))
+                .expect("the form was tried");
+            c.outcome.saved()
+        };
+        assert!(saved(false, false) == 0.0 && 0.0 < saved(true, false));
+        assert!(saved(true, false) < saved(true, true));
+        assert!(fitted.policy.compress.minify_json && fitted.policy.compress.toon_json);
         assert!(fitted.train.saved() > 0.0 && fitted.base_train.saved() == 0.0);
         assert_eq!(fitted.train.miss_rate(), 0.0);
-        // Not offered when the base minifies already, or when no result has whitespace.
+        // Not offered when the base minifies already, or when no result is JSON.
         let mut base = options.base.clone();
         base.compress.minify_json = true;
         let with = FitOptions {

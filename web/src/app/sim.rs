@@ -393,6 +393,8 @@ fn PolicyForm() -> impl IntoView {
                 on:change=move |ev| { let v = opt_u32(&event_target_value(&ev)); edit(&|p| p.max_messages = v); }/></label>
             <label title="Window/value: JSON tool results sent without the whitespace between their tokens, from their first call (lossless)"><input id="form-minify" type="checkbox" prop:checked=flag(|p| p.compress.minify_json)
                 on:change=move |ev| { let on = event_target_checked(&ev); edit(&|p| p.compress.minify_json = on); }/>" minify JSON results"</label>
+            <label title="Window/value: JSON tool results sent as TOON (Token-Oriented Object Notation) where that is fewer tokens, from their first call (lossless: read back and compared)"><input id="form-toon" type="checkbox" prop:checked=flag(|p| p.compress.toon_json)
+                on:change=move |ev| { let on = event_target_checked(&ev); edit(&|p| p.compress.toon_json = on); }/>" TOON for JSON results"</label>
             <label><input id="form-json" type="checkbox" prop:checked=flag(|p| p.compress.json.is_some())
                 on:change=move |ev| { let on = event_target_checked(&ev); edit(&|p| p.compress.json = on.then(Default::default)); }/>" compact JSON results"</label>
             <label><input id="form-strip" type="checkbox" prop:checked=flag(|p| p.compress.strip_markup)

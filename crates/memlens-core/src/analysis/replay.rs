@@ -316,5 +316,6 @@ fn compress_name(kind: CompressKind) -> &'static str {
         CompressKind::Dedupe => "dedupe",
         CompressKind::Clear => "clear",
         CompressKind::Minify => "minify",
+        CompressKind::Toon => "toon",
     }
 }

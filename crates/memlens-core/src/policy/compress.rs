@@ -18,13 +18,15 @@ pub enum CompressKind {
     Clear,
     /// JSON sent without the whitespace between its tokens: nothing else changed (lossless).
     Minify,
+    /// JSON sent as TOON (Token-Oriented Object Notation): the same data (lossless).
+    Toon,
 }
 
 impl CompressKind {
     /// Lossless: the text still says everything the original did, so the stronger compressions
     /// may still be tried on the original.
     pub fn is_lossless(self) -> bool {
-        self == CompressKind::Minify
+        matches!(self, CompressKind::Minify | CompressKind::Toon)
     }
 }
 
@@ -110,6 +112,23 @@ pub fn minify_json(text: &str) -> Option<String> {
     (out.len() < text.len()).then_some(out)
 }
 
+/// JSON text as TOON (Token-Oriented Object Notation, <https://toonformat.dev>, written by the
+/// format's own Rust implementation): the same data with fewer tokens where it has arrays of
+/// like objects (their keys written once, as a table's header: `flights[2]{number,price}:`,
+/// then a row per object) and fewer quotes. `None` when the text is not a JSON object or array,
+/// or when its TOON does not decode back to the same value (checked every time, not assumed:
+/// what is sent must say everything the original did; `1.0` read back as `1` does not).
+pub fn toon_json(text: &str) -> Option<String> {
+    let trimmed = text.trim();
+    if !(trimmed.starts_with('{') || trimmed.starts_with('[')) {
+        return None;
+    }
+    let value: Value = serde_json::from_str(trimmed).ok()?;
+    let toon = toon_format::encode_default(&value).ok()?;
+    let back: Value = toon_format::decode_default(&toon).ok()?;
+    (back == value).then_some(toon)
+}
+
 /// Removes HTML/XML tags and collapses runs of whitespace. `None` when nothing changes.
 pub fn strip_markup(text: &str) -> Option<String> {
     let mut out = String::with_capacity(text.len());
@@ -186,6 +205,32 @@ mod tests {
         assert_eq!(minify_json("  \"a string\"  "), None);
         // Surrounding whitespace alone is worth removing.
         assert_eq!(minify_json(" [1] ").as_deref(), Some("[1]"));
+    }
+
+    #[test]
+    fn toon_writes_like_objects_as_a_table_and_reads_back_the_same() {
+        let text = r#"{"flights": [{"number": "HAT069", "price": 121, "seats": {"economy": 12}},
+            {"number": "HAT083", "price": 100, "seats": {"economy": 7}}], "date": "2024-05-20"}"#;
+        let toon = toon_json(text).expect("a JSON object");
+        assert_eq!(
+            toon,
+            "flights[2]{number,price,seats{economy}}:\n  HAT069,121,12\n  HAT083,100,7\ndate: 2024-05-20"
+        );
+        let back: Value = toon_format::decode_default(&toon).expect("TOON it wrote");
+        assert_eq!(back, serde_json::from_str::<Value>(text).expect("JSON"));
+        // Strings that look like other values stay strings.
+        let toon = toon_json(r#"[{"a": "06:00:00", "b": "true", "c": "1"}]"#).expect("array");
+        let back: Value = toon_format::decode_default(&toon).expect("TOON it wrote");
+        assert_eq!(
+            back,
+            serde_json::json!([{"a": "06:00:00", "b": "true", "c": "1"}])
+        );
+        // Not a JSON container, or not JSON: nothing to do.
+        assert_eq!(toon_json("Error: file not found"), None);
+        assert_eq!(toon_json("  \"a string\"  "), None);
+        assert_eq!(toon_json("{ not json }"), None);
+        // A number TOON would read back as another JSON number is not sent as TOON.
+        assert_eq!(toon_json(r#"{"price": 100.0}"#), None);
     }
 
     #[test]

@@ -224,6 +224,12 @@ pub struct Compress {
     /// compressions below may still be tried on the original later.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub minify_json: bool,
+    /// Send JSON tool results as TOON (Token-Oriented Object Notation) when that is fewer
+    /// tokens (than the original, and than minified with `minify_json`), like `minify_json`:
+    /// from the first call, under budget or not; lossless (each TOON text is read back and
+    /// compared with the original's data before it is used).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub toon_json: bool,
     /// Compact JSON tool results.
     pub json: Option<JsonCompress>,
     /// Strip markup (HTML tags) and collapse whitespace.
@@ -600,6 +606,7 @@ impl PolicyConfig {
             "value-compress" => PolicyConfig {
                 compress: Compress {
                     minify_json: false,
+                    toon_json: false,
                     json: Some(JsonCompress::default()),
                     strip_markup: true,
                     dedupe: true,

@@ -3,7 +3,7 @@
 //! the budget (compression first; with a cleanup rule, only past its trigger), a context that
 //! starts on a user message, and retrieval from the archive within the reserve.
 
-use super::super::compress::{compact_json, minify_json, strip_markup, CompressKind};
+use super::super::compress::{compact_json, minify_json, strip_markup, toon_json, CompressKind};
 use super::super::config::{Compress, JsonCompress, QuotaOrder, SummaryModel, ToolRule};
 use super::super::engine::decision::Decision;
 use super::super::engine::ops::{unit_at, Members};
@@ -22,7 +22,7 @@ pub(crate) fn apply(s: &mut State, query: &str, order: EvictionOrder, d: &mut De
         .offload
         .as_ref()
         .map_or(0, |o| (budget as f32 * o.reserve.clamp(0.0, 0.9)) as u32);
-    s.minify_new_json_results(d);
+    s.reencode_new_json_results(d);
     s.apply_tool_rules(d);
     s.evict_aged(query, d);
     s.enforce_quotas(query, d);
@@ -205,11 +205,16 @@ impl State {
             .is_none_or(|c| c.0.is_lossless())
     }
 
-    /// `compress.minify_json`: the JSON tool results added for this call are sent minified
-    /// from this call on (so the cached prefix never sees them change form). Only the new items
-    /// are looked at: items are in arrival order, the new ones at the end.
-    fn minify_new_json_results(&mut self, d: &mut Decision) {
-        if !self.config.compress.minify_json {
+    /// `compress.minify_json` and `compress.toon_json`: the JSON tool results added for this
+    /// call are sent minified or as TOON, whichever is fewer tokens, from this call on (so the
+    /// cached prefix never sees them change form). Only the new items are looked at: items are
+    /// in arrival order, the new ones at the end.
+    fn reencode_new_json_results(&mut self, d: &mut Decision) {
+        let (minify, toon) = (
+            self.config.compress.minify_json,
+            self.config.compress.toon_json,
+        );
+        if !minify && !toon {
             return;
         }
         for i in (0..self.items.len()).rev() {
@@ -224,8 +229,25 @@ impl State {
             {
                 continue;
             }
-            if let Some(text) = minify_json(&it.chunk.content) {
-                let _ = self.set_compressed(i, CompressKind::Minify, text, d);
+            let content = &it.chunk.content;
+            let minified = minify.then(|| minify_json(content)).flatten();
+            let as_toon = toon.then(|| toon_json(content)).flatten();
+            let fewest = match (minified, as_toon) {
+                (Some(m), Some(t)) => {
+                    // Ties go to minified JSON: the form the model was trained on most.
+                    if self.counter.count(&t) < self.counter.count(&m) {
+                        Some((CompressKind::Toon, t))
+                    } else {
+                        Some((CompressKind::Minify, m))
+                    }
+                }
+                (Some(m), None) => Some((CompressKind::Minify, m)),
+                (None, Some(t)) => Some((CompressKind::Toon, t)),
+                (None, None) => None,
+            };
+            // `set_compressed` keeps the original when the new form is not fewer tokens.
+            if let Some((kind, text)) = fewest {
+                let _ = self.set_compressed(i, kind, text, d);
             }
         }
     }

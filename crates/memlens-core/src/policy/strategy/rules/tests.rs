@@ -107,6 +107,45 @@ fn minify_json_sends_json_results_minified_from_their_first_call() {
 }
 
 #[test]
+fn toon_json_sends_the_fewer_tokens_of_minified_and_toon() {
+    // r1: like objects, a table in TOON; r2: arrays of arrays, which TOON writes as nested
+    // lists with a dash per item (more tokens than minified JSON); r3: not JSON.
+    let mut s = Script::default();
+    s.msg("sys", System, 10).msg("u1", User, 10);
+    s.call("c1", "search", 10, true)
+        .result("r1", "c1", "search", 400)
+        .content(
+            r#"[{"flight": "HAT069", "price": 121}, {"flight": "HAT083", "price": 100}, {"flight": "HAT110", "price": 95}]"#,
+        );
+    s.call("c2", "pairs", 10, true)
+        .result("r2", "c2", "pairs", 400)
+        .content(r#"[[1, 2], [3, 4], [5, 6], [7, 8]]"#);
+    s.call("c3", "bash", 10, true)
+        .result("r3", "c3", "bash", 60)
+        .content("total 0\n  a  b  ");
+    s.msg("a1", Assistant, 10);
+    let counter = crate::tokens::TokenCounter::for_model(Some("gpt-4o"));
+    let table = "[3]{flight,price}:\n  HAT069,121\n  HAT083,100\n  HAT110,95";
+    let minified_pairs = "[[1,2],[3,4],[5,6],[7,8]]";
+    let pairs_as_toon = crate::policy::compress::toon_json(minified_pairs).expect("JSON");
+    assert!(counter.count(&pairs_as_toon) > counter.count(minified_pairs));
+
+    let mut policy = builtin("value");
+    policy.compress.minify_json = true;
+    policy.compress.toon_json = true;
+    let d = s.decide(policy.clone(), 100_000);
+    assert_eq!(text_of(&s, &d, "r1").as_deref(), Some(table));
+    assert_eq!(text_of(&s, &d, "r2").as_deref(), Some(minified_pairs));
+    assert_eq!(text_of(&s, &d, "r3"), None);
+    // TOON alone: the table still; nothing without the setting.
+    policy.compress.minify_json = false;
+    let d = s.decide(policy, 100_000);
+    assert_eq!(text_of(&s, &d, "r1").as_deref(), Some(table));
+    let d = s.decide(builtin("value"), 100_000);
+    assert_eq!(text_of(&s, &d, "r1"), None);
+}
+
+#[test]
 fn a_minified_result_can_still_be_compacted_over_budget() {
     let mut s = Script::default();
     s.msg("sys", System, 10).msg("u1", User, 10);
