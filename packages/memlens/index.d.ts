@@ -42,6 +42,10 @@ export interface PolicyObject {
   value_threshold?: number;
   /** The runs the value threshold acts in: "any" (default), "agent" (from the first tool call or result on), "conversation" (until then). */
   value_threshold_runs?: "any" | "agent" | "conversation";
+  /** The runs `size_exponent` applies in, as `value_threshold_runs`. */
+  size_exponent_runs?: "any" | "agent" | "conversation";
+  /** The runs `cleanup` acts in, as `value_threshold_runs`. */
+  cleanup_runs?: "any" | "agent" | "conversation";
   /** Window/value: no eviction until the context passes `trigger` x budget, then down to `target` x budget. */
   cleanup?: { trigger: number; target: number };
   /** Rules per tool name: keep only some JSON fields, clear after N calls, never compress. */

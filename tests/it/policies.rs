@@ -613,6 +613,91 @@ fn value_threshold_runs_limits_the_threshold_to_one_kind_of_run() {
 }
 
 #[test]
+fn size_exponent_and_cleanup_runs_limit_them_to_one_kind_of_run() {
+    // A conversation of short and long turns, over the budget from its middle on; and an agent
+    // run with tool results between the same turns.
+    let turns: Vec<Step> = (0..8)
+        .flat_map(|k| {
+            [
+                Step::User(8 + 40 * (k % 2)),
+                Step::Assistant(50 - 40 * (k % 2)),
+            ]
+        })
+        .collect();
+    let conversation = build(&turns);
+    let mut with_tools = Vec::new();
+    for (k, t) in turns.into_iter().enumerate() {
+        with_tools.push(t);
+        if k % 4 == 1 {
+            with_tools.push(Step::Tools(vec![60]));
+        }
+    }
+    let agent = build(&with_tools);
+    let budget = 300;
+    let run = |trace: &Trace, f: &dyn Fn(&mut PolicyConfig)| {
+        let mut p = PolicyConfig::builtin("value").expect("built-in");
+        f(&mut p);
+        contexts(trace, &p, budget)
+    };
+    let cleanup = Some(memlens_core::policy::Cleanup {
+        trigger: 0.9,
+        target: 0.5,
+    });
+    for (trace, is_agent) in [(&conversation, false), (&agent, true)] {
+        let unset = run(trace, &|_| {});
+        // The exponent: per token gives up the long turns first, value alone (a conversation's
+        // default) the least valuable whatever its size.
+        let exponent = run(trace, &|p| {
+            p.size_exponent = Some(if is_agent { 0.0 } else { 1.0 })
+        });
+        assert_ne!(
+            unset, exponent,
+            "the exponent matters here (agent run: {is_agent})"
+        );
+        let scoped = |runs| {
+            run(trace, &|p| {
+                p.size_exponent = Some(if is_agent { 0.0 } else { 1.0 });
+                p.size_exponent_runs = runs;
+            })
+        };
+        let (own, other) = if is_agent {
+            (RunKind::Agent, RunKind::Conversation)
+        } else {
+            (RunKind::Conversation, RunKind::Agent)
+        };
+        assert_eq!(scoped(own), exponent);
+        assert_eq!(scoped(other), unset);
+        // The cleanup: cut to half the budget past 90% of it, or evicted to the budget.
+        let cleaned = run(trace, &|p| p.cleanup = cleanup);
+        assert_ne!(
+            unset, cleaned,
+            "the cleanup matters here (agent run: {is_agent})"
+        );
+        let scoped = |runs| {
+            run(trace, &|p| {
+                p.cleanup = cleanup;
+                p.cleanup_runs = runs;
+            })
+        };
+        assert_eq!(scoped(own), cleaned);
+        assert_eq!(scoped(other), unset);
+    }
+    // The keys read from JSON and TOML, and `any` is left out when written.
+    let json = PolicyConfig::from_json(
+        r#"{"size_exponent": 0.5, "size_exponent_runs": "agent", "cleanup_runs": "conversation"}"#,
+    )
+    .expect("reads");
+    assert_eq!(
+        (json.size_exponent_runs, json.cleanup_runs),
+        (RunKind::Agent, RunKind::Conversation)
+    );
+    let toml = PolicyConfig::from_toml("cleanup_runs = \"agent\"").expect("reads");
+    assert_eq!(toml.cleanup_runs, RunKind::Agent);
+    let written = serde_json::to_string(&PolicyConfig::default()).expect("writes");
+    assert!(!written.contains("_runs"), "{written}");
+}
+
+#[test]
 fn cleanup_lets_the_context_grow_to_the_trigger_then_cuts_to_the_target() {
     // Eight user/assistant exchanges of equal size, under a window policy.
     let steps: Vec<Step> = (0..8)

@@ -404,11 +404,20 @@ pub fn fit(cases: &[&Case], options: &FitOptions, prices: &PriceTable) -> Result
         if threshold.is_some() && base.value_threshold_runs == RunKind::Any {
             p.value_threshold_runs = runs;
         }
+        // The size exponent and cleanup chosen here are for the same kind of run as the
+        // threshold: on LoCoMo an exponent fitted on agent runs gives up a conversation's
+        // longer turns (BENCHMARKS.md).
         if exponent.is_some() {
             p.size_exponent = exponent;
+            if base.size_exponent_runs == RunKind::Any {
+                p.size_exponent_runs = runs;
+            }
         }
         if cleanup.is_some() {
             p.cleanup = cleanup;
+            if base.cleanup_runs == RunKind::Any {
+                p.cleanup_runs = runs;
+            }
         }
         p
     };

@@ -3,6 +3,7 @@
 //! modules: protection rules, per-category quotas, a maximum age, compression actions, and offload
 //! with retrieval. The incumbents' defaults are strategies with their own parameter blocks.
 
+pub use super::run_kind::RunKind;
 use crate::model::Category;
 use crate::value::{Label, ValueConfig};
 use serde::{Deserialize, Serialize};
@@ -378,34 +379,6 @@ impl QuotaOrder {
     }
 }
 
-/// Which runs a rule acts in (see [`PolicyConfig::value_threshold_runs`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum RunKind {
-    /// Every run.
-    #[default]
-    Any,
-    /// A tool-using agent's run: from its first tool call or result on.
-    Agent,
-    /// A conversation: until the run has a tool call or result.
-    Conversation,
-}
-
-impl RunKind {
-    fn is_any(&self) -> bool {
-        *self == RunKind::Any
-    }
-
-    /// Whether a run acts as this kind, given whether it has had a tool call or result yet.
-    pub fn includes(self, saw_tools: bool) -> bool {
-        match self {
-            RunKind::Any => true,
-            RunKind::Agent => saw_tools,
-            RunKind::Conversation => !saw_tools,
-        }
-    }
-}
-
 /// Rules for one tool (`[tools.web_search]`). They apply to its results once the model has seen
 /// them (from the call after they arrive), under budget or not; protected chunks are exempt.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -504,10 +477,18 @@ pub struct PolicyConfig {
     /// has a tool call or result, 0 before (a conversation; see the value strategy).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub size_exponent: Option<f32>,
+    /// The runs `size_exponent` applies in (as `value_threshold_runs`); in the others the
+    /// exponent is as if unset. `memlens fit` sets it to the kind it was fitted on.
+    #[serde(skip_serializing_if = "RunKind::is_any")]
+    pub size_exponent_runs: RunKind,
     /// Window and value strategies: act only once the context passes `trigger` x the budget,
     /// then evict down to `target` x the budget, so the cached prefix survives most calls.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cleanup: Option<Cleanup>,
+    /// The runs `cleanup` acts in (as `value_threshold_runs`); in the others the context is
+    /// evicted to the budget at every call. `memlens fit` sets it to the kind it was fitted on.
+    #[serde(skip_serializing_if = "RunKind::is_any")]
+    pub cleanup_runs: RunKind,
     /// Value engine settings (value strategy, eviction order, retrieval ranking).
     pub value: ValueConfig,
     /// Labels by chunk key (a user's own, from the web app's Labels view or a labels file),
@@ -554,7 +535,9 @@ impl Default for PolicyConfig {
             value_threshold: None,
             value_threshold_runs: RunKind::Any,
             size_exponent: None,
+            size_exponent_runs: RunKind::Any,
             cleanup: None,
+            cleanup_runs: RunKind::Any,
             value: ValueConfig::default(),
             labels: BTreeMap::new(),
             langchain: None,

@@ -5,6 +5,7 @@
 pub mod compress;
 pub mod config;
 pub mod engine;
+mod run_kind;
 mod strategy;
 pub mod validate;
 

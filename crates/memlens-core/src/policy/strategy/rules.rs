@@ -60,7 +60,7 @@ pub(crate) fn by_value_per_token(s: &mut State, query: &str) -> Ranked {
     let exponent = s
         .config
         .size_exponent
-        .filter(|e| e.is_finite())
+        .filter(|e| e.is_finite() && s.config.size_exponent_runs.includes(s.saw_tools))
         .map_or(unset, |e| e.clamp(0.0, 1.0));
     let units = unprotected_units(s);
     let ids: Vec<ChunkId> = units
@@ -371,7 +371,9 @@ impl State {
         }
         let mut total = self.active_tokens();
         let mut limit = u64::from(limit);
-        if let Some(cleanup) = self.config.cleanup {
+        let cleanup =
+            (self.config.cleanup).filter(|_| self.config.cleanup_runs.includes(self.saw_tools));
+        if let Some(cleanup) = cleanup {
             // Between cleanups the context only grows (the cached prefix stays intact); past the
             // trigger it is cut back to the target.
             let share = |s: f32| (limit as f64 * f64::from(s.clamp(0.01, 1.0))) as u64;
