@@ -48,8 +48,8 @@ export interface PolicyObject {
   cleanup_runs?: "any" | "agent" | "conversation";
   /** Window/value: no eviction until the context passes `trigger` x budget, then down to `target` x budget. */
   cleanup?: { trigger: number; target: number };
-  /** Rules per tool name: keep only some JSON fields, clear after N calls, never compress. */
-  tools?: Record<string, { keep_fields?: string[]; clear_after_calls?: number; compress?: boolean }>;
+  /** Rules per tool name: keep only some JSON fields, drop some, clear after N calls, never compress. */
+  tools?: Record<string, { keep_fields?: string[]; drop_fields?: string[]; clear_after_calls?: number; compress?: boolean }>;
   /** Quotas give up the least valuable units first ("value") or the oldest ("oldest", default). */
   quota_order?: "oldest" | "value";
   /** Value strategy and value quotas give up the lowest value / tokens^e first: 1 (default) value per token, 0 value alone. */

@@ -159,7 +159,7 @@ proptest! {
         which in 0usize..64,
         threshold in prop::option::of(0.0f32..0.8),
         cleanup in prop::option::of((0.3f32..1.0, 0.1f32..1.0)),
-        rules in (any::<bool>(), prop::option::of(0u32..4), any::<bool>(), prop::option::of(0.0f32..0.6), prop::option::of(1u32..6), any::<bool>()),
+        rules in (0u8..3, prop::option::of(0u32..4), any::<bool>(), prop::option::of(0.0f32..0.6), prop::option::of(1u32..6), any::<bool>()),
     ) {
         let trace = build(&steps);
         let names = memlens_policies();
@@ -168,9 +168,11 @@ proptest! {
         policy.value_threshold = threshold;
         policy.cleanup = cleanup.map(|(trigger, target)| memlens_core::policy::Cleanup { trigger, target });
         // The per-tool rules, quotas by value, max age with its exemption, on or off.
-        let (keep_fields, clear_after_calls, compress, exempt, max_age, by_value) = rules;
+        // Fields: none, only `id` kept, or `id` dropped.
+        let (fields, clear_after_calls, compress, exempt, max_age, by_value) = rules;
         policy.tools.insert("lookup".into(), memlens_core::policy::ToolRule {
-            keep_fields: if keep_fields { vec!["id".into()] } else { Vec::new() },
+            keep_fields: if fields == 1 { vec!["id".into()] } else { Vec::new() },
+            drop_fields: if fields == 2 { vec!["id".into()] } else { Vec::new() },
             clear_after_calls,
             compress,
         });

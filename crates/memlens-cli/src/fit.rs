@@ -6,7 +6,9 @@ use crate::out::{self, outln};
 use crate::{write_atomically, ImportedFiles, Inputs};
 use memlens_core::policy::{PolicyConfig, RunKind};
 use memlens_core::value::Factors;
-use memlens_fit::{cases, cross_validate, fit, total, Case, FitOptions, Outcome, WeightsFrom};
+use memlens_fit::{
+    cases, cross_validate, fit, total, Case, FieldDrops, FitOptions, Outcome, WeightsFrom,
+};
 use serde::Serialize;
 use std::path::Path;
 
@@ -18,6 +20,7 @@ pub(crate) struct FitArgs<'a> {
     pub max_miss_rate: f64,
     pub allow_more_misses: bool,
     pub confidence: f64,
+    pub keep_all_fields: bool,
     pub folds: usize,
     pub output: Option<&'a Path>,
     pub json: bool,
@@ -35,6 +38,8 @@ struct FoldRow {
     cleanup: Option<memlens_core::policy::Cleanup>,
     minify_json: bool,
     toon_json: bool,
+    /// JSON fields dropped from tool results, over all tools.
+    fields_dropped: usize,
 }
 
 #[derive(Serialize)]
@@ -58,6 +63,8 @@ struct Report<'a> {
     within_ceiling: bool,
     auc: f32,
     samples: usize,
+    /// The JSON fields the fit on every trace dropped and the replays that chose them.
+    field_drops: &'a FieldDrops,
 }
 
 /// Runs the fit; prints the folds' train and validation figures and the weights' change from
@@ -85,6 +92,11 @@ pub(crate) fn fit_cmd(args: FitArgs) -> Result<Vec<String>, String> {
         max_miss_rate: args.max_miss_rate,
         no_more_misses_than_base: !args.allow_more_misses,
         confidence: args.confidence,
+        field_drop_shares: if args.keep_all_fields {
+            Vec::new()
+        } else {
+            FitOptions::default().field_drop_shares
+        },
         ..FitOptions::default()
     };
     let cases = cases(&traces);
@@ -108,6 +120,7 @@ pub(crate) fn fit_cmd(args: FitArgs) -> Result<Vec<String>, String> {
             cleanup: f.fitted.policy.cleanup,
             minify_json: f.fitted.policy.compress.minify_json,
             toon_json: f.fitted.policy.compress.toon_json,
+            fields_dropped: fields_dropped(&f.fitted.policy),
         })
         .collect();
     let validation = total(rows.iter().map(|r| r.validation));
@@ -134,6 +147,7 @@ pub(crate) fn fit_cmd(args: FitArgs) -> Result<Vec<String>, String> {
             within_ceiling: fitted.within_ceiling,
             auc: fitted.regression.auc,
             samples: fitted.samples,
+            field_drops: &fitted.field_drops,
         })?;
         return Ok(errors);
     }
@@ -159,7 +173,7 @@ pub(crate) fn fit_cmd(args: FitArgs) -> Result<Vec<String>, String> {
     if !rows.is_empty() {
         outln!();
         outln!(
-            "  {:<5} {:>14} {:>18} {:>18} {:>8} {:>9} {:>8} {:>9} {:>8}",
+            "  {:<5} {:>14} {:>18} {:>18} {:>8} {:>9} {:>8} {:>9} {:>8} {:>6}",
             "fold",
             "train",
             "validation",
@@ -168,11 +182,12 @@ pub(crate) fn fit_cmd(args: FitArgs) -> Result<Vec<String>, String> {
             "threshold",
             "size exp",
             "cleanup",
-            "JSON"
+            "JSON",
+            "fields"
         );
         for r in &rows {
             outln!(
-                "  {:<5} {:>14} {:>18} {:>18} {:>8} {:>9} {:>8} {:>9} {:>8}",
+                "  {:<5} {:>14} {:>18} {:>18} {:>8} {:>9} {:>8} {:>9} {:>8} {:>6}",
                 r.fold,
                 figures(&r.train),
                 figures(&r.validation),
@@ -181,7 +196,8 @@ pub(crate) fn fit_cmd(args: FitArgs) -> Result<Vec<String>, String> {
                 threshold(r.threshold),
                 exponent(r.size_exponent),
                 cleanup(r.cleanup),
-                json_form(r.minify_json, r.toon_json)
+                json_form(r.minify_json, r.toon_json),
+                r.fields_dropped
             );
         }
         outln!(
@@ -236,6 +252,7 @@ pub(crate) fn fit_cmd(args: FitArgs) -> Result<Vec<String>, String> {
             )
         }
     );
+    print_field_drops(&fitted.field_drops);
     outln!(
         "learned from {} chunk-call samples (AUC {:.2} separating used from unused):",
         fitted.samples,
@@ -252,6 +269,38 @@ pub(crate) fn fit_cmd(args: FitArgs) -> Result<Vec<String>, String> {
         outln!("wrote {}", path.display());
     }
     Ok(errors)
+}
+
+/// The fields dropped, and the base's replays with each candidate set.
+fn print_field_drops(drops: &FieldDrops) {
+    if drops.trials.is_empty() {
+        return;
+    }
+    let trials: Vec<String> = drops
+        .trials
+        .iter()
+        .map(|t| match t.share {
+            None => format!("none {}", figures(&t.outcome)),
+            Some(share) => format!(
+                "{} fields used in <= {:.0}% of results {}",
+                t.fields,
+                share * 100.0,
+                figures(&t.outcome)
+            ),
+        })
+        .collect();
+    outln!(
+        "JSON fields dropped, tried on the base: {}",
+        trials.join("; ")
+    );
+    for (tool, fields) in &drops.chosen {
+        outln!("  {tool}: {}", fields.join(", "));
+    }
+}
+
+/// JSON fields the policy drops from tool results, over all tools.
+fn fields_dropped(policy: &PolicyConfig) -> usize {
+    policy.tools.values().map(|r| r.drop_fields.len()).sum()
 }
 
 fn figures(o: &Outcome) -> String {

@@ -167,6 +167,10 @@ enum Command {
         /// must hold in, besides the traces themselves; 0: the traces only.
         #[arg(long, default_value_t = 0.9)]
         confidence: f64,
+        /// Never drop JSON fields of tool results (by default the fields no later step of the
+        /// training traces read are tried: `[tools.NAME] drop_fields`).
+        #[arg(long)]
+        keep_all_fields: bool,
         /// Cross-validation folds (traces dealt in turn; 0 or 1: no cross-validation).
         #[arg(long, default_value_t = 5)]
         folds: usize,
@@ -640,6 +644,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
             max_miss_rate,
             allow_more_misses,
             confidence,
+            keep_all_fields,
             folds,
             output,
             json,
@@ -657,6 +662,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 max_miss_rate,
                 allow_more_misses,
                 confidence,
+                keep_all_fields,
                 folds,
                 output: output.as_deref(),
                 json,

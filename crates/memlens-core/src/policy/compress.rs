@@ -30,8 +30,9 @@ impl CompressKind {
     }
 }
 
-/// Compacts JSON text: keeps only `keep_fields` (when given) at any depth, cuts arrays and long
-/// strings, and re-serializes without whitespace. `None` when the text is not JSON.
+/// Compacts JSON text: keeps only `keep_fields` (when given) and removes `drop_fields` at any
+/// depth, cuts arrays and long strings, and re-serializes without whitespace. `None` when the
+/// text is not JSON.
 pub fn compact_json(text: &str, rules: &JsonCompress) -> Option<String> {
     let value: Value = serde_json::from_str(text.trim()).ok()?;
     if !(value.is_object() || value.is_array()) {
@@ -47,7 +48,8 @@ fn compact_value(value: Value, rules: &JsonCompress) -> Value {
             Value::Object(
                 map.into_iter()
                     .filter(|(k, v)| {
-                        keep_all || rules.keep_fields.contains(k) || v.is_object() || v.is_array()
+                        (keep_all || rules.keep_fields.contains(k) || v.is_object() || v.is_array())
+                            && !rules.drop_fields.contains(k)
                     })
                     .map(|(k, v)| (k, compact_value(v, rules)))
                     // Containers emptied by the field filter carry nothing.
@@ -167,6 +169,7 @@ mod tests {
     fn json_is_compacted_and_cut() {
         let rules = JsonCompress {
             keep_fields: vec![],
+            drop_fields: vec![],
             max_array: 2,
             max_string: 5,
         };
@@ -180,6 +183,7 @@ mod tests {
     fn json_keeps_only_chosen_fields() {
         let rules = JsonCompress {
             keep_fields: vec!["id".into(), "price".into()],
+            drop_fields: vec![],
             max_array: 10,
             max_string: 100,
         };
@@ -189,6 +193,25 @@ mod tests {
         )
         .expect("json");
         assert_eq!(got, r#"[{"id":"HAT1","price":120},{}]"#);
+    }
+
+    #[test]
+    fn json_drops_chosen_fields_with_what_they_hold() {
+        let rules = JsonCompress {
+            keep_fields: vec![],
+            drop_fields: vec!["created_at".into(), "prices".into()],
+            max_array: usize::MAX,
+            max_string: usize::MAX,
+        };
+        let got = compact_json(
+            r#"{"id": "R1", "created_at": "2024-05-01", "flights": [{"n": "HAT1",
+                "prices": {"economy": 120}, "created_at": 1}], "saved": []}"#,
+            &rules,
+        )
+        .expect("json");
+        // Dropped at any depth, a container with its contents; an empty array that was
+        // there stays (it says something: nothing saved).
+        assert_eq!(got, r#"{"id":"R1","flights":[{"n":"HAT1"}],"saved":[]}"#);
     }
 
     #[test]

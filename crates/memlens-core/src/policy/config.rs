@@ -165,6 +165,9 @@ impl Default for Protect {
 pub struct JsonCompress {
     /// When non-empty, only these object keys are kept (at any depth).
     pub keep_fields: Vec<String>,
+    /// These object keys are removed, with what they hold (at any depth).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub drop_fields: Vec<String>,
     /// Arrays longer than this keep their first items and a count of the rest.
     pub max_array: usize,
     /// Strings longer than this (characters) are cut.
@@ -175,6 +178,7 @@ impl Default for JsonCompress {
     fn default() -> Self {
         JsonCompress {
             keep_fields: Vec::new(),
+            drop_fields: Vec::new(),
             max_array: 5,
             max_string: 200,
         }
@@ -387,6 +391,10 @@ pub struct ToolRule {
     /// Keep only these JSON fields (at any depth) of its results: `["summary", "top_3_links"]`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub keep_fields: Vec<String>,
+    /// Remove these JSON fields (at any depth, with what they hold) from its results:
+    /// `["created_at", "email"]`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub drop_fields: Vec<String>,
     /// Clear its results to a placeholder this many calls after they arrive.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub clear_after_calls: Option<u32>,
@@ -398,6 +406,7 @@ impl Default for ToolRule {
     fn default() -> Self {
         ToolRule {
             keep_fields: Vec::new(),
+            drop_fields: Vec::new(),
             clear_after_calls: None,
             compress: true,
         }

@@ -71,6 +71,13 @@ impl Detector {
         Detector::default()
     }
 
+    /// True when a distinctive token (its `key`, as [`super::distinctive_tokens`] gives it) is
+    /// policy vocabulary, never evidence: it occurs in an observed system prompt or tool
+    /// definitions, or is a phrase of them written as an identifier.
+    pub fn ignores(&self, key: &str) -> bool {
+        self.system_tokens.contains(key)
+    }
+
     /// True when the chunk was observed (as an input, or as an output after its call).
     pub fn contains(&self, chunk: ChunkId) -> bool {
         self.observed.contains_key(&chunk)

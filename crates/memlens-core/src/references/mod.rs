@@ -174,7 +174,14 @@ pub fn contains_evidence(text: &str, evidence: &Evidence) -> bool {
             let Some(key) = Analysis::of(&evidence.text).tokens.into_iter().next() else {
                 return false;
             };
+            // `121,239` is a thousands-grouped number in prose and two values in a TOON row or
+            // any comma-separated list: the evidence survived if either reading holds it.
             Analysis::of(text).keys.contains(&key.key)
+                || (evidence.kind == EvidenceKind::Number
+                    && text.contains(',')
+                    && Analysis::of(&text.replace(',', ", "))
+                        .keys
+                        .contains(&key.key))
         }
         EvidenceKind::Quote => {
             // A quote spans at least one shingle, so its words are hashed (fragments shorter

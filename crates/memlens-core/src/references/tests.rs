@@ -106,6 +106,11 @@ fn contains_evidence_matches_like_the_detector() {
         result,
         &e(EvidenceKind::Identifier, "HAT137")
     ));
+    // A TOON row: `121,239` are two values there, and a thousands-grouped number in prose.
+    let row = "[1]{flight,prices{economy,business}}:\n  HAT069,121,239";
+    assert!(contains_evidence(row, &e(EvidenceKind::Number, "121")));
+    assert!(contains_evidence(row, &e(EvidenceKind::Number, "$239")));
+    assert!(!contains_evidence(row, &e(EvidenceKind::Number, "122")));
     let prose = "Note: the quarterly marketing budget review meeting moved to Thursday.";
     let quote = "The quarterly marketing budget review meeting moved";
     assert!(contains_evidence(prose, &e(EvidenceKind::Quote, quote)));

@@ -280,13 +280,22 @@ impl State {
             {
                 let text = cleared_text(&self.items[i].chunk);
                 let _ = self.set_compressed(i, CompressKind::Clear, text, d);
-            } else if !rule.keep_fields.is_empty() && self.uncompressed(i) {
+            } else if !(rule.keep_fields.is_empty() && rule.drop_fields.is_empty())
+                && self.uncompressed(i)
+            {
                 let only = JsonCompress {
                     keep_fields: rule.keep_fields,
+                    drop_fields: rule.drop_fields,
                     max_array: usize::MAX,
                     max_string: usize::MAX,
                 };
                 if let Some(text) = compact_json(&self.items[i].chunk.content, &only) {
+                    // What is left is sent in the policy's lossless form where that is fewer
+                    // tokens: else a result already sent as TOON could not get smaller as JSON.
+                    let text = match self.config.compress.toon_json.then(|| toon_json(&text)) {
+                        Some(Some(t)) if self.counter.count(&t) < self.counter.count(&text) => t,
+                        _ => text,
+                    };
                     let _ = self.set_compressed(i, CompressKind::Json, text, d);
                 }
             }

@@ -59,6 +59,49 @@ fn a_tool_rule_keeps_only_the_named_fields_once_the_model_has_seen_the_result() 
     assert_eq!(text_of(&s, &d[1], "r2"), None);
 }
 
+#[test]
+fn a_tool_rule_drops_the_named_fields_and_sends_the_rest_in_the_policy_form() {
+    // A flight search: three like objects, each with two fields no later step reads.
+    let mut s = Script::default();
+    s.msg("sys", System, 10).msg("u1", User, 10);
+    s.call("c1", "search", 10, true)
+        .result("r1", "c1", "search", 400)
+        .content(
+            r#"[{"flight": "HAT069", "price": 121, "created_at": "2024-05-01T10:00:00", "seats": {"economy": 4, "basic": 9}},
+                {"flight": "HAT083", "price": 100, "created_at": "2024-05-02T11:00:00", "seats": {"economy": 7, "basic": 1}},
+                {"flight": "HAT110", "price": 95, "created_at": "2024-05-03T12:00:00", "seats": {"economy": 2, "basic": 3}}]"#,
+        );
+    s.msg("a1", Assistant, 10).msg("u2", User, 10);
+    let rule = ToolRule {
+        drop_fields: vec!["created_at".into(), "basic".into()],
+        ..ToolRule::default()
+    };
+    let mut policy = builtin("value");
+    policy.compress.minify_json = true;
+    policy.compress.toon_json = true;
+    policy.tools.insert("search".into(), rule.clone());
+    let mut e = engine(policy, 100_000);
+    // Call 0 right after the result: whole (as TOON, the policy's lossless form). Call 1:
+    // without the two fields, still as TOON (fewer tokens than the same data minified).
+    let d = s.run(&mut e, &[4, s.chunks.len()]);
+    let whole = text_of(&s, &d[0], "r1").expect("sent as TOON");
+    assert!(whole.contains("created_at") && whole.contains("basic"));
+    assert_eq!(
+        text_of(&s, &d[1], "r1").as_deref(),
+        Some("[3]{flight,price,seats{economy}}:\n  HAT069,121,4\n  HAT083,100,7\n  HAT110,95,2")
+    );
+    // Without the lossless forms the rest is minified JSON.
+    let mut e = engine(with_tool("search", rule), 100_000);
+    let d = s.run(&mut e, &[4, s.chunks.len()]);
+    assert_eq!(text_of(&s, &d[0], "r1"), None);
+    assert_eq!(
+        text_of(&s, &d[1], "r1").as_deref(),
+        Some(
+            r#"[{"flight":"HAT069","price":121,"seats":{"economy":4}},{"flight":"HAT083","price":100,"seats":{"economy":7}},{"flight":"HAT110","price":95,"seats":{"economy":2}}]"#
+        )
+    );
+}
+
 /// sys, u1, a `get_user` result in spaced JSON, a `read_file` result in spaced JSON, a
 /// `bash` result in plain text, then a1.
 fn spaced_json() -> Script {
