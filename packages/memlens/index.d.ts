@@ -52,6 +52,8 @@ export interface PolicyObject {
   tools?: Record<string, { keep_fields?: string[]; drop_fields?: string[]; clear_after_calls?: number; compress?: boolean }>;
   /** Quotas give up the least valuable units first ("value") or the oldest ("oldest", default). */
   quota_order?: "oldest" | "value";
+  /** The runs the quotas act in, as `value_threshold_runs`. */
+  quotas_runs?: "any" | "agent" | "conversation";
   /** Value strategy and value quotas give up the lowest value / tokens^e first: 1 (default) value per token, 0 value alone. */
   size_exponent?: number;
   /** Evict units older than this many seconds, by the messages' own timestamps. */

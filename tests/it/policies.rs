@@ -615,7 +615,7 @@ fn value_threshold_runs_limits_the_threshold_to_one_kind_of_run() {
 }
 
 #[test]
-fn size_exponent_and_cleanup_runs_limit_them_to_one_kind_of_run() {
+fn size_exponent_cleanup_and_quotas_runs_limit_them_to_one_kind_of_run() {
     // A conversation of short and long turns, over the budget from its middle on; and an agent
     // run with tool results between the same turns.
     let turns: Vec<Step> = (0..8)
@@ -683,15 +683,33 @@ fn size_exponent_and_cleanup_runs_limit_them_to_one_kind_of_run() {
         };
         assert_eq!(scoped(own), cleaned);
         assert_eq!(scoped(other), unset);
+        // Quotas: the assistant's turns held to a tenth of the budget, least valuable first.
+        let quota = |p: &mut PolicyConfig| {
+            p.quotas.insert(Category::Assistant, 0.1);
+            p.quota_order = memlens_core::policy::QuotaOrder::Value;
+        };
+        let quoted = run(trace, &quota);
+        assert_ne!(
+            unset, quoted,
+            "the quota matters here (agent run: {is_agent})"
+        );
+        let scoped = |runs| {
+            run(trace, &|p| {
+                quota(p);
+                p.quotas_runs = runs;
+            })
+        };
+        assert_eq!(scoped(own), quoted);
+        assert_eq!(scoped(other), unset);
     }
     // The keys read from JSON and TOML, and `any` is left out when written.
     let json = PolicyConfig::from_json(
-        r#"{"size_exponent": 0.5, "size_exponent_runs": "agent", "cleanup_runs": "conversation"}"#,
+        r#"{"size_exponent": 0.5, "size_exponent_runs": "agent", "cleanup_runs": "conversation", "quotas_runs": "agent"}"#,
     )
     .expect("reads");
     assert_eq!(
-        (json.size_exponent_runs, json.cleanup_runs),
-        (RunKind::Agent, RunKind::Conversation)
+        (json.size_exponent_runs, json.cleanup_runs, json.quotas_runs),
+        (RunKind::Agent, RunKind::Conversation, RunKind::Agent)
     );
     let toml = PolicyConfig::from_toml("cleanup_runs = \"agent\"").expect("reads");
     assert_eq!(toml.cleanup_runs, RunKind::Agent);

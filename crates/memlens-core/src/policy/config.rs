@@ -458,6 +458,11 @@ pub struct PolicyConfig {
     /// token first, as the value strategy evicts).
     #[serde(skip_serializing_if = "QuotaOrder::is_oldest")]
     pub quota_order: QuotaOrder,
+    /// The runs `quotas` act in (as `value_threshold_runs`); in the others there are none: a
+    /// quota on the dialogue, set for an agent whose old turns are rarely read again, would give
+    /// up most of a conversation.
+    #[serde(skip_serializing_if = "RunKind::is_any")]
+    pub quotas_runs: RunKind,
     /// Rules for one tool's calls and results, by tool name (see [`ToolRule`]).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub tools: BTreeMap<String, ToolRule>,
@@ -537,6 +542,7 @@ impl Default for PolicyConfig {
             max_age_seconds: None,
             age_exempt_value: None,
             quota_order: QuotaOrder::Oldest,
+            quotas_runs: RunKind::Any,
             tools: BTreeMap::new(),
             value_preset: None,
             compress: Compress::default(),

@@ -148,6 +148,9 @@ impl State {
     /// Per-category quotas: past its share of the budget, a category gives up units oldest
     /// first, or lowest value per token first (`quota_order = "value"`).
     fn enforce_quotas(&mut self, query: &str, d: &mut Decision) {
+        if !self.config.quotas_runs.includes(self.saw_tools) {
+            return;
+        }
         let quotas: Vec<(Category, f32)> =
             self.config.quotas.iter().map(|(c, q)| (*c, *q)).collect();
         for (category, share) in quotas {
