@@ -54,6 +54,8 @@ export interface PolicyObject {
   quota_order?: "oldest" | "value";
   /** The runs the quotas act in, as `value_threshold_runs`. */
   quotas_runs?: "any" | "agent" | "conversation";
+  /** The runs in which an assistant reply the model has seen goes once every id, number, date or path it holds is also in another chunk still sent (off when unset; "agent" is the usual setting). */
+  evict_echoed_replies?: "any" | "agent" | "conversation";
   /** Value strategy and value quotas give up the lowest value / tokens^e first: 1 (default) value per token, 0 value alone. */
   size_exponent?: number;
   /** Evict units older than this many seconds, by the messages' own timestamps. */

@@ -160,6 +160,7 @@ proptest! {
         threshold in prop::option::of(0.0f32..0.8),
         cleanup in prop::option::of((0.3f32..1.0, 0.1f32..1.0)),
         rules in (0u8..3, prop::option::of(0u32..4), any::<bool>(), prop::option::of(0.0f32..0.6), prop::option::of(1u32..6), any::<bool>()),
+        echoed in prop::option::of(prop::sample::select(vec![RunKind::Any, RunKind::Agent, RunKind::Conversation])),
     ) {
         let trace = build(&steps);
         let names = memlens_policies();
@@ -182,6 +183,8 @@ proptest! {
             policy.quota_order = memlens_core::policy::QuotaOrder::Value;
             policy.quotas.insert(Category::ToolResult, 0.3);
         }
+        // The assistant's echoed replies evicted, in some kind of run or none.
+        policy.evict_echoed_replies = echoed;
         let report = simulate(std::slice::from_ref(&trace), &policy, budget, &PriceTable::builtin())
             .expect("simulates");
         for call in &report.traces[0].calls {

@@ -38,6 +38,8 @@ struct FoldRow {
     cleanup: Option<memlens_core::policy::Cleanup>,
     minify_json: bool,
     toon_json: bool,
+    /// Whether the assistant's echoed replies are evicted (`evict_echoed_replies`).
+    echoed_replies: bool,
     /// JSON fields dropped from tool results, over all tools.
     fields_dropped: usize,
 }
@@ -120,6 +122,7 @@ pub(crate) fn fit_cmd(args: FitArgs) -> Result<Vec<String>, String> {
             cleanup: f.fitted.policy.cleanup,
             minify_json: f.fitted.policy.compress.minify_json,
             toon_json: f.fitted.policy.compress.toon_json,
+            echoed_replies: f.fitted.policy.evict_echoed_replies.is_some(),
             fields_dropped: fields_dropped(&f.fitted.policy),
         })
         .collect();
@@ -173,7 +176,7 @@ pub(crate) fn fit_cmd(args: FitArgs) -> Result<Vec<String>, String> {
     if !rows.is_empty() {
         outln!();
         outln!(
-            "  {:<5} {:>14} {:>18} {:>18} {:>8} {:>9} {:>8} {:>9} {:>8} {:>6}",
+            "  {:<5} {:>14} {:>18} {:>18} {:>8} {:>9} {:>8} {:>9} {:>8} {:>6} {:>6}",
             "fold",
             "train",
             "validation",
@@ -183,11 +186,12 @@ pub(crate) fn fit_cmd(args: FitArgs) -> Result<Vec<String>, String> {
             "size exp",
             "cleanup",
             "JSON",
-            "fields"
+            "fields",
+            "echoes"
         );
         for r in &rows {
             outln!(
-                "  {:<5} {:>14} {:>18} {:>18} {:>8} {:>9} {:>8} {:>9} {:>8} {:>6}",
+                "  {:<5} {:>14} {:>18} {:>18} {:>8} {:>9} {:>8} {:>9} {:>8} {:>6} {:>6}",
                 r.fold,
                 figures(&r.train),
                 figures(&r.validation),
@@ -197,7 +201,8 @@ pub(crate) fn fit_cmd(args: FitArgs) -> Result<Vec<String>, String> {
                 exponent(r.size_exponent),
                 cleanup(r.cleanup),
                 json_form(r.minify_json, r.toon_json),
-                r.fields_dropped
+                r.fields_dropped,
+                if r.echoed_replies { "evict" } else { "keep" }
             );
         }
         outln!(
@@ -212,7 +217,7 @@ pub(crate) fn fit_cmd(args: FitArgs) -> Result<Vec<String>, String> {
     outln!();
     outln!(
         "on every trace: {} {} vs {} {}; {} weights, threshold {}, size exponent {}, cleanup {}, \
-         JSON results {}{}",
+         JSON results {}{}{}",
         fitted.policy.name,
         figures(&fitted.train),
         args.base.name,
@@ -242,6 +247,11 @@ pub(crate) fn fit_cmd(args: FitArgs) -> Result<Vec<String>, String> {
             (false, true) => "as TOON where fewer tokens",
             (true, false) => "minified",
             (false, false) => "as sent",
+        },
+        if fitted.policy.evict_echoed_replies.is_some() {
+            ", echoed replies evicted"
+        } else {
+            ""
         },
         if fitted.within_ceiling {
             String::new()
@@ -282,10 +292,14 @@ fn print_field_drops(drops: &FieldDrops) {
         .map(|t| match t.share {
             None => format!("none {}", figures(&t.outcome)),
             Some(share) => format!(
-                "{} fields used in <= {:.0}% of results {}",
+                "{} fields used in <= {:.0}% of results {}{}",
                 t.fields,
                 share * 100.0,
-                figures(&t.outcome)
+                figures(&t.outcome),
+                t.held_out.map_or_else(String::new, |h| format!(
+                    " ({} chosen without each fold)",
+                    figures(&h)
+                ))
             ),
         })
         .collect();

@@ -409,4 +409,94 @@ mod tests {
         // A share of 1 proposes every field the minimum allows and the detector reads.
         assert_eq!(drop_rules(&refs, 1.0, 5)["get_user"].len(), 7);
     }
+
+    /// One user's lookup and a cancellation by id; with `quote_email`, the last reply quotes the
+    /// email the lookup returned (two calls after the model first saw it).
+    fn one_lookup(i: usize, quote_email: bool) -> Trace {
+        let mut b = TraceBuilder::new(format!("t{i}"), "example");
+        b.push_message(Message::text("system", "You are an airline agent."), None);
+        b.push_message(Message::text("user", format!("Hi, I am user {i}.")), None);
+        let mut call = Message::text("assistant", "");
+        call.parts = vec![Part::ToolCall {
+            id: format!("call_{i}"),
+            name: "get_user".into(),
+            arguments: format!(r#"{{"user_id": "user_{i}_x"}}"#),
+        }];
+        b.push_message(call, None);
+        let mut result = Message::text("tool", "");
+        result.parts = vec![Part::ToolResult {
+            id: format!("call_{i}"),
+            name: Some("get_user".into()),
+            content: format!(
+                r#"{{"email": "person{i}@example.com", "zip": "7870{i}", "reservations": ["ZFA0{i}Y"]}}"#
+            ),
+        }];
+        b.push_message(result, None);
+        b.push_message(Message::text("assistant", "Which reservation?"), None);
+        b.push_message(
+            Message::text("user", "The first one, please cancel it."),
+            None,
+        );
+        let mut cancel = Message::text("assistant", "");
+        cancel.parts = vec![Part::ToolCall {
+            id: format!("cancel_{i}"),
+            name: "cancel_reservation".into(),
+            arguments: format!(r#"{{"reservation_id": "ZFA0{i}Y"}}"#),
+        }];
+        b.push_message(cancel, None);
+        let mut done = Message::text("tool", "");
+        done.parts = vec![Part::ToolResult {
+            id: format!("cancel_{i}"),
+            name: Some("cancel_reservation".into()),
+            content: "cancelled".into(),
+        }];
+        b.push_message(done, None);
+        let reply = if quote_email {
+            format!("Done. The confirmation went to person{i}@example.com.")
+        } else {
+            "Done.".to_string()
+        };
+        b.push_message(Message::text("assistant", reply), None);
+        b.reconstruct_calls();
+        let (mut trace, _) = b.finish();
+        count_trace(&mut trace, &TokenCounter::for_model(None));
+        trace
+    }
+
+    #[test]
+    fn fields_are_dropped_only_where_choosing_them_without_a_fold_misses_nothing_in_it() {
+        // The email is used in one trace of five: on all five it is kept, but chosen on the
+        // other four it would be dropped, and the fifth's reply would miss it.
+        let traces: Vec<Trace> = (0..5).map(|i| one_lookup(i, i == 0)).collect();
+        let cases = cases(&traces);
+        let refs: Vec<&Case> = cases.iter().collect();
+        let rules = drop_rules(&refs, 0.0, 1);
+        assert_eq!(rules["get_user"], ["zip"]);
+        let others: Vec<&Case> = refs[1..].to_vec();
+        assert_eq!(drop_rules(&others, 0.0, 1)["get_user"], ["email", "zip"]);
+        let prices = memlens_core::cost::PriceTable::builtin();
+        let fit_with = |folds: usize| {
+            let options = crate::FitOptions {
+                budget: 100_000,
+                min_field_results: 1,
+                field_drop_shares: vec![0.0],
+                field_drop_folds: folds,
+                ..crate::FitOptions::default()
+            };
+            crate::fit(&refs, &options, &prices)
+                .expect("fits")
+                .field_drops
+        };
+        // The training replay alone: dropping the zip misses nothing, so it goes.
+        let trusting = fit_with(0);
+        assert_eq!(trusting.chosen, rules);
+        assert_eq!(trusting.trials[1].held_out, None);
+        // Checked fold by fold: the procedure misses the email where it was left out, so no
+        // field is dropped.
+        let checked = fit_with(5);
+        assert_eq!(checked.trials[1].outcome.calls_with_misses, 0);
+        let held_out = checked.trials[1].held_out.expect("checked by fold");
+        assert!(held_out.calls_with_misses > 0, "{held_out:?}");
+        assert!(checked.chosen.is_empty(), "{:?}", checked.chosen);
+    }
 }

@@ -6,13 +6,15 @@
 //! call, [`memlens_core::value::fit_weights`]), chooses the JSON fields of each tool's results
 //! that no later step read to drop (`[tools.NAME] drop_fields`, [`drop_rules`]: only fields whose
 //! use the reference detector could have seen, kept where the base policy replayed with them has
-//! no more calls with a miss), then replays the training traces under the policy
+//! no more calls with a miss, on the training traces and on each fold of them when the fields are
+//! chosen without it), then replays the training traces under the policy
 //! with the fitted weights, and with the preset's, at each candidate value threshold, size
 //! exponent of the eviction order (`value / tokens^e`), cleanup rule (evict past the budget
 //! down to a share of it) and, where the traces' tool results are JSON, with them sent as they
 //! are, minified (`compress.minify_json`) and as the fewer of minified and TOON
 //! (`compress.toon_json`) (lossless, but it changes what has to be evicted), then at finer
-//! thresholds just above the best one, and keeps the candidate that saves the most input tokens
+//! thresholds just above the best one, then the best with the assistant's echoed replies evicted
+//! (`evict_echoed_replies`), and keeps the candidate that saves the most input tokens
 //! with misses in at most the ceiling's share of calls: the user's ceiling, lowered to the base
 //! policy's own share on the same traces (a fitted policy misses no more than the one it started
 //! from), and held with a confidence: in most resamplings of the training traces, not just on
@@ -281,6 +283,9 @@ pub struct FitOptions {
     /// lose) and as the fewer of minified and TOON (`compress.toon_json`), when the base sends
     /// them as they are and some tool result is JSON.
     pub try_lossless_json: bool,
+    /// Also replay the chosen candidate with `evict_echoed_replies` (in the kind of run fitted
+    /// on), and keep it where it saves more within the ceiling.
+    pub try_echoed_replies: bool,
     /// Candidate shares for dropping JSON fields of tool results (`[tools.NAME] drop_fields`):
     /// at each, the fields later calls used in at most that share of their tool's results
     /// ([`field_uses`], [`drop_rules`]); empty: fields are not dropped. Tried before the grid on
@@ -293,6 +298,14 @@ pub struct FitOptions {
     /// task in forty through (tau-bench at 8,000 tokens, 5 results: misses in 0.3% of held-out
     /// calls against none).
     pub min_field_results: u32,
+    /// Each share's fields are also chosen on all but one of this many folds of the training
+    /// traces and replayed on the fold left out; a share is kept only where those held-out
+    /// replays miss no more than keeping every field does, or hold the ceiling. Fields unused in
+    /// every training trace can still be used in others: at 8,000 tokens on tau-bench, fields
+    /// chosen on four fifths of the trajectories missed in 0.2% of the fifth's calls where
+    /// keeping them missed none. Below 2 (or with fewer traces), only the training replay
+    /// decides.
+    pub field_drop_folds: usize,
     /// At most this many samples for the weights (an even stride through them beyond): the
     /// regression's cost is linear in them, and tens of thousands pin the weights down.
     pub max_samples: usize,
@@ -316,8 +329,10 @@ impl Default for FitOptions {
                 target: 0.75,
             }],
             try_lossless_json: true,
+            try_echoed_replies: true,
             field_drop_shares: vec![0.0, 0.01, 0.03],
             min_field_results: 60,
+            field_drop_folds: 5,
             max_samples: 50_000,
         }
     }
@@ -349,6 +364,9 @@ pub struct Candidate {
     /// Whether it sends JSON tool results as TOON where that is fewer tokens
     /// (`compress.toon_json`).
     pub toon_json: bool,
+    /// Whether it evicts the assistant's replies whose facts are sent elsewhere
+    /// (`evict_echoed_replies`, in the kind of run fitted on).
+    pub echoed_replies: bool,
     /// Its replay of the training traces.
     pub outcome: Outcome,
     /// Calls and calls with a miss in each training trace (what the resamplings draw from).
@@ -410,6 +428,10 @@ pub struct FieldTrial {
     pub outcome: Outcome,
     /// The fields dropped, by tool.
     pub rules: DropRules,
+    /// The same share's fields chosen on all but one fold of the training traces, replayed on
+    /// the fold left out, summed over folds (`None`: not checked, see
+    /// [`FitOptions::field_drop_folds`]).
+    pub held_out: Option<Outcome>,
 }
 
 /// Fits the base policy's value weights and value threshold on `cases`; see the crate docs.
@@ -452,8 +474,12 @@ pub fn fit(cases: &[&Case], options: &FitOptions, prices: &PriceTable) -> Result
                             threshold: Option<f32>,
                             exponent: Option<f32>,
                             cleanup: Option<Cleanup>,
-                            json: JsonForm| {
+                            json: JsonForm,
+                            echoed_replies: bool| {
         let mut p = base.clone();
+        if echoed_replies {
+            p.evict_echoed_replies = Some(runs);
+        }
         p.compress.minify_json = json.minify;
         p.compress.toon_json = json.toon;
         p.name = format!("{}-fitted", base.name);
@@ -487,13 +513,21 @@ pub fn fit(cases: &[&Case], options: &FitOptions, prices: &PriceTable) -> Result
                   threshold: Option<f32>,
                   size_exponent: Option<f32>,
                   cleanup: Option<Cleanup>,
-                  json: JsonForm|
+                  json: JsonForm,
+                  echoed_replies: bool|
      -> Result<Candidate, FitError> {
         let weights = match from {
             WeightsFrom::Fitted => &regression.weights,
             WeightsFrom::Base => &base_config.weights,
         };
-        let policy = candidate_policy(weights, threshold, size_exponent, cleanup, json);
+        let policy = candidate_policy(
+            weights,
+            threshold,
+            size_exponent,
+            cleanup,
+            json,
+            echoed_replies,
+        );
         let each = evaluate_each(cases, &policy, options.budget, prices)?;
         Ok(Candidate {
             weights: from,
@@ -502,6 +536,7 @@ pub fn fit(cases: &[&Case], options: &FitOptions, prices: &PriceTable) -> Result
             cleanup,
             minify_json: json.minify,
             toon_json: json.toon,
+            echoed_replies,
             outcome: total(each.iter().copied()),
             per_trace: each
                 .iter()
@@ -524,7 +559,8 @@ pub fn fit(cases: &[&Case], options: &FitOptions, prices: &PriceTable) -> Result
             for &cleanup in &cleanups {
                 for &size_exponent in &exponents {
                     for &threshold in &thresholds {
-                        candidates.push(replay(from, threshold, size_exponent, cleanup, json)?);
+                        let c = replay(from, threshold, size_exponent, cleanup, json, false)?;
+                        candidates.push(c);
                     }
                 }
             }
@@ -553,9 +589,23 @@ pub fn fit(cases: &[&Case], options: &FitOptions, prices: &PriceTable) -> Result
                     best.size_exponent,
                     best.cleanup,
                     JsonForm::of(&best),
+                    false,
                 )?);
             }
         }
+    }
+    // Last, the best so far with the assistant's echoed replies evicted: one more replay, not a
+    // grid dimension (which would double the fit's replays).
+    let best = choose(&candidates, within).cloned();
+    if let Some(best) = best.filter(|_| options.try_echoed_replies) {
+        candidates.push(replay(
+            best.weights,
+            best.threshold,
+            best.size_exponent,
+            best.cleanup,
+            JsonForm::of(&best),
+            true,
+        )?);
     }
     let best = choose(&candidates, within)
         .cloned()
@@ -571,6 +621,7 @@ pub fn fit(cases: &[&Case], options: &FitOptions, prices: &PriceTable) -> Result
             best.size_exponent,
             best.cleanup,
             JsonForm::of(&best),
+            best.echoed_replies,
         ),
         weights_from: best.weights,
         base_weights: base_config.weights.clone(),
@@ -604,7 +655,8 @@ fn with_field_drops(base: &PolicyConfig, drops: &DropRules) -> PolicyConfig {
 
 /// Replays the base (in the most compact of the fit's JSON forms) with no field dropped and
 /// with each share's fields; keeps the set that saves the most without more calls with a miss
-/// than none, or within the ceiling.
+/// than none, or within the ceiling, both on the training traces and where each fold of them
+/// was left out of the choice ([`FitOptions::field_drop_folds`]).
 fn choose_field_drops(
     cases: &[&Case],
     base: &PolicyConfig,
@@ -627,35 +679,72 @@ fn choose_field_drops(
         return Ok(FieldDrops::default());
     }
     let form = json_forms.last().copied();
-    let mut trials = Vec::new();
-    let mut per_trace = Vec::new();
-    for (share, rules) in sets {
-        let mut p = with_field_drops(base, &rules);
+    let policy_with = |rules: &DropRules| {
+        let mut p = with_field_drops(base, rules);
         if let Some(form) = form {
             p.compress.minify_json = form.minify;
             p.compress.toon_json = form.toon;
         }
-        let each = evaluate_each(cases, &p, options.budget, prices)?;
-        per_trace.push(
-            each.iter()
-                .map(|o| (o.calls, o.calls_with_misses))
-                .collect::<Vec<_>>(),
-        );
+        p
+    };
+    let per_trace_of = |each: &[Outcome]| -> Vec<(u64, u64)> {
+        each.iter()
+            .map(|o| (o.calls, o.calls_with_misses))
+            .collect()
+    };
+    let folds = options.field_drop_folds.min(cases.len());
+    let mut trials = Vec::new();
+    let mut per_trace = Vec::new();
+    let mut held_outs = Vec::new();
+    for (share, rules) in sets {
+        let each = evaluate_each(cases, &policy_with(&rules), options.budget, prices)?;
+        per_trace.push(per_trace_of(&each));
+        // Held out within the training traces: trace `i` is in fold `i % folds`.
+        let held_out = match share {
+            Some(share) if folds >= 2 => {
+                let mut outcomes = Vec::new();
+                for k in 0..folds {
+                    let in_fold = |i: &usize| i % folds == k;
+                    let pick = |held: bool| -> Vec<&Case> {
+                        (cases.iter().enumerate())
+                            .filter(|(i, _)| in_fold(i) == held)
+                            .map(|(_, c)| *c)
+                            .collect()
+                    };
+                    let (held, train) = (pick(true), pick(false));
+                    let fold_rules = drop_rules(&train, share, options.min_field_results);
+                    let p = policy_with(&fold_rules);
+                    outcomes.extend(evaluate_each(&held, &p, options.budget, prices)?);
+                }
+                Some(outcomes)
+            }
+            _ => None,
+        };
         trials.push(FieldTrial {
             share,
             fields: rules.values().map(Vec::len).sum(),
             outcome: total(each),
             rules,
+            held_out: held_out.as_ref().map(|o| total(o.iter().copied())),
         });
+        held_outs.push(held_out);
     }
     let none = trials[0].outcome.calls_with_misses;
+    let holds = |each: &[(u64, u64)], misses: u64| {
+        misses <= none || within_ceiling(each, ceiling, options.confidence)
+    };
     let best = trials
         .iter()
         .zip(&per_trace)
-        .filter(|(t, each)| {
-            t.outcome.calls_with_misses <= none || within_ceiling(each, ceiling, options.confidence)
+        .zip(&held_outs)
+        .filter(|((t, each), held)| {
+            holds(each, t.outcome.calls_with_misses)
+                && held.as_ref().is_none_or(|h| {
+                    let misses = h.iter().map(|o| o.calls_with_misses).sum();
+                    holds(&per_trace_of(h), misses)
+                })
         })
-        .map(|(t, _)| t)
+        .map(|((t, _), _)| t)
         .max_by(|a, b| a.outcome.saved().total_cmp(&b.outcome.saved()));
     Ok(FieldDrops {
         chosen: best.map(|t| t.rules.clone()).unwrap_or_default(),
@@ -946,8 +1035,18 @@ mod tests {
             * (1 + options.size_exponents.len())
             * (1 + options.thresholds.len())
             * (1 + options.cleanups.len());
-        // The grid, then finer thresholds above its best where it had one within the ceiling.
-        let finer = &fitted.candidates[grid..];
+        // The grid, then finer thresholds above its best where it had one within the ceiling,
+        // then the best of those with the echoed replies evicted (the only such candidate).
+        let (echoed, rest) = fitted.candidates.split_last().expect("candidates");
+        assert!(echoed.echoed_replies);
+        assert!(rest.iter().all(|c| !c.echoed_replies));
+        let best = choose(rest, |c| within_ceiling(&c.per_trace, fitted.ceiling, 0.9));
+        let best = best.expect("a best candidate");
+        assert_eq!(
+            (echoed.weights, echoed.threshold, echoed.size_exponent),
+            (best.weights, best.threshold, best.size_exponent)
+        );
+        let finer = &rest[grid..];
         assert!(finer.is_empty() || finer.len() == options.threshold_steps);
         for c in finer {
             let t = c.threshold.expect("a finer threshold");
@@ -1005,6 +1104,8 @@ mod tests {
             thresholds: vec![],
             size_exponents: vec![],
             cleanups: vec![],
+            // The JSON forms alone are counted here.
+            try_echoed_replies: false,
             ..FitOptions::default()
         };
         let fitted = fit(&refs, &options, &PriceTable::builtin()).expect("fits");

@@ -425,6 +425,8 @@ fn PolicyForm() -> impl IntoView {
                 on:change=move |ev| { let v = opt_f32(&event_target_value(&ev)); edit(&|p| p.age_exempt_value = v); }/></label>
             <label title="A category over its quota gives up its least valuable units first, not its oldest"><input id="form-quota-value" type="checkbox" prop:checked=flag(|p| p.quota_order == QuotaOrder::Value)
                 on:change=move |ev| { let on = event_target_checked(&ev); edit(&|p| p.quota_order = if on { QuotaOrder::Value } else { QuotaOrder::Oldest }); }/>" quotas by value"</label>
+            <label title="Window/value, agent runs: an assistant reply goes once the model has seen it and every id, number, date or path it holds is also in another chunk still sent"><input id="form-echoed" type="checkbox" prop:checked=flag(|p| p.evict_echoed_replies.is_some())
+                on:change=move |ev| { let on = event_target_checked(&ev); edit(&|p| p.evict_echoed_replies = on.then_some(RunKind::Agent)); }/>" evict echoed replies"</label>
             <label>"value preset "<select id="form-preset" on:change=move |ev| {
                     let name = event_target_value(&ev);
                     edit(&|p| match ValueConfig::preset(&name) {

@@ -9,6 +9,9 @@ use crate::value::{Label, ValueConfig};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+mod incumbents;
+pub use incumbents::{AnthropicClearToolUses, LangchainTrim, LettaSummarize, LlamaindexMemory};
+
 /// Errors reading a policy.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum PolicyError {
@@ -270,82 +273,6 @@ impl Default for Offload {
     }
 }
 
-/// LangChain `trim_messages` parameters.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct LangchainTrim {
-    /// Keep the system message.
-    pub include_system: bool,
-    /// The kept history must start on a human message.
-    pub start_on_human: bool,
-    /// Allow splitting a message's content (LangChain's `allow_partial`); MemLens never splits.
-    pub allow_partial: bool,
-}
-
-impl Default for LangchainTrim {
-    fn default() -> Self {
-        LangchainTrim {
-            include_system: true,
-            start_on_human: true,
-            allow_partial: false,
-        }
-    }
-}
-
-/// Anthropic `clear_tool_uses_20250919` parameters.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct AnthropicClearToolUses {
-    /// Input tokens above which clearing starts (`trigger`; default 100,000; the budget when 0).
-    pub trigger_tokens: u32,
-    /// Tool uses to keep, newest first (`keep`; default 3).
-    pub keep: u32,
-    /// Clear at least this many tokens when clearing (`clear_at_least`; default 0).
-    pub clear_at_least: u32,
-    /// Tools whose results are never cleared.
-    pub exclude_tools: Vec<String>,
-    /// Also clear the tool call inputs (`clear_tool_inputs`; default false).
-    pub clear_tool_inputs: bool,
-    /// Text that replaces a cleared result.
-    pub placeholder: String,
-}
-
-impl Default for AnthropicClearToolUses {
-    fn default() -> Self {
-        AnthropicClearToolUses {
-            trigger_tokens: 100_000,
-            keep: 3,
-            clear_at_least: 0,
-            exclude_tools: Vec::new(),
-            clear_tool_inputs: false,
-            placeholder: "[tool result cleared to save context]".into(),
-        }
-    }
-}
-
-/// LlamaIndex `Memory` parameters.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct LlamaindexMemory {
-    /// Total token limit (`token_limit`; the budget when 0).
-    pub token_limit: u32,
-    /// Share of the limit for chat history (`chat_history_token_ratio`, default 0.7).
-    pub chat_history_token_ratio: f64,
-    /// Tokens flushed out of the history at once when it is over its share (`token_flush_size`,
-    /// default 3000).
-    pub token_flush_size: u32,
-}
-
-impl Default for LlamaindexMemory {
-    fn default() -> Self {
-        LlamaindexMemory {
-            token_limit: 0,
-            chat_history_token_ratio: 0.7,
-            token_flush_size: 3000,
-        }
-    }
-}
-
 /// When eviction starts and where it stops, as shares of the budget (see
 /// [`PolicyConfig::cleanup`]).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -413,20 +340,6 @@ impl Default for ToolRule {
     }
 }
 
-/// Letta-style summarization parameters.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct LettaSummarize {
-    /// Share of the history (oldest first) summarized on overflow.
-    pub fraction: f64,
-}
-
-impl Default for LettaSummarize {
-    fn default() -> Self {
-        LettaSummarize { fraction: 0.3 }
-    }
-}
-
 /// A retention policy.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -485,6 +398,14 @@ pub struct PolicyConfig {
     /// fitted on).
     #[serde(skip_serializing_if = "RunKind::is_any")]
     pub value_threshold_runs: RunKind,
+    /// The runs in which an assistant reply the model has seen is evicted once every
+    /// distinctive token it holds (ids, numbers, dates, paths: what the reference detector
+    /// matches) is also in another chunk still sent, in the form it is sent; replies with none
+    /// go too. Off when unset. In an agent's run the replies mostly restate what a tool result
+    /// or the user said; a conversation's replies are its content, so `agent` is the usual
+    /// setting.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub evict_echoed_replies: Option<RunKind>,
     /// Value strategy, and quotas by value: units are given up lowest `value / tokens^e` first.
     /// 1 is value per token, which gives up a large item before several small ones of the same
     /// value; 0 is value alone, whatever the size. In `[0, 1]` (clamped). Unset: 1 once the run
@@ -553,6 +474,7 @@ impl Default for PolicyConfig {
             size_exponent_runs: RunKind::Any,
             cleanup: None,
             cleanup_runs: RunKind::Any,
+            evict_echoed_replies: None,
             value: ValueConfig::default(),
             labels: BTreeMap::new(),
             langchain: None,

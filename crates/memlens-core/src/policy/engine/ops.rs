@@ -157,6 +157,7 @@ impl State {
             *t = tokens;
         }
         self.items[i].compressed = Some((kind, text));
+        self.items[i].echo_keys = None;
         d.compressed.push(self.items[i].chunk.id);
         saved
     }

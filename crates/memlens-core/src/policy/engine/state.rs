@@ -43,6 +43,9 @@ pub(crate) struct Item {
     pub(crate) seq: u64,
     /// Its timestamp, seconds since the epoch, when the trace gave one.
     pub(crate) time: Option<f64>,
+    /// The distinctive tokens' keys of the text it is sent as, each once, once a rule asked
+    /// (`evict_echoed_replies`); cleared when its text changes.
+    pub(crate) echo_keys: Option<Box<[String]>>,
 }
 
 #[derive(Debug, Clone)]
@@ -325,6 +328,7 @@ impl State {
             pinned,
             seq: self.next_seq - 1,
             time,
+            echo_keys: None,
         });
         // The policy's own labels (by key) apply from the chunk's arrival.
         if let Some(&label) = self.config.labels.get(&chunk.key) {

@@ -10,6 +10,8 @@ use super::super::engine::ops::{unit_at, Members};
 use super::super::engine::state::{State, Status, Summary};
 use super::ranked::Ranked;
 use crate::model::{Category, Chunk, ChunkId};
+use crate::references::distinctive_tokens;
+use foldhash::{HashMap, HashMapExt};
 
 /// Units (with their item indices) in the order they go, first to go first.
 pub(crate) type EvictionOrder = fn(&mut State, &str) -> Ranked;
@@ -28,6 +30,7 @@ pub(crate) fn apply(s: &mut State, query: &str, order: EvictionOrder, d: &mut De
     s.enforce_quotas(query, d);
     s.clear_old_tool_results(d);
     s.evict_below_threshold(query, d);
+    s.evict_echoed_replies(d);
     s.evict_to(budget.saturating_sub(reserve), query, order, d);
     s.start_on_user(d);
     if s.config.offload.is_some() {
@@ -372,6 +375,75 @@ impl State {
             if best < threshold {
                 self.evict_unit(members, d);
             }
+        }
+    }
+
+    /// `evict_echoed_replies`: every unprotected assistant reply the model has seen whose
+    /// distinctive tokens are all in another active chunk (none at all included) goes, oldest
+    /// first. A reply's tokens stop counting once it goes: two replies that only echo each other
+    /// do not both go.
+    fn evict_echoed_replies(&mut self, d: &mut Decision) {
+        let runs = self.config.evict_echoed_replies;
+        if !runs.is_some_and(|r| r.includes(self.saw_tools)) {
+            return;
+        }
+        let call = self.call;
+        let replies: Vec<Members> = self
+            .active_units()
+            .into_iter()
+            .map(|(_, m)| m)
+            .filter(|m| {
+                m.iter().all(|&i| {
+                    let it = &self.items[i];
+                    it.chunk.category == Category::Assistant && it.added_call < call
+                })
+            })
+            .filter(|m| !self.unit_protected(m))
+            .collect();
+        if replies.is_empty() {
+            return;
+        }
+        for i in 0..self.items.len() {
+            if self.active(i) && self.items[i].echo_keys.is_none() {
+                let it = &self.items[i];
+                let text = it.compressed.as_ref().map_or(&it.chunk.content, |c| &c.1);
+                let mut keys: Vec<String> =
+                    distinctive_tokens(text).into_iter().map(|t| t.1).collect();
+                keys.sort_unstable();
+                keys.dedup();
+                self.items[i].echo_keys = Some(keys.into_boxed_slice());
+            }
+        }
+        let keys_of = |i: usize| self.items[i].echo_keys.as_deref().unwrap_or_default();
+        let mut counts: HashMap<&str, u32> = HashMap::new();
+        for i in (0..self.items.len()).filter(|&i| self.active(i)) {
+            for k in keys_of(i) {
+                *counts.entry(k.as_str()).or_default() += 1;
+            }
+        }
+        let mut echoed: Vec<&Members> = Vec::new();
+        for members in &replies {
+            let own: Vec<&str> = members
+                .iter()
+                .filter(|&&i| self.active(i))
+                .flat_map(|&i| keys_of(i).iter().map(String::as_str))
+                .collect();
+            let count_in = |k: &str| own.iter().filter(|&&o| o == k).count() as u32;
+            if own
+                .iter()
+                .all(|&k| counts.get(k).copied().unwrap_or(0) > count_in(k))
+            {
+                for &k in &own {
+                    if let Some(c) = counts.get_mut(k) {
+                        *c = c.saturating_sub(1);
+                    }
+                }
+                echoed.push(members);
+            }
+        }
+        let echoed: Vec<Members> = echoed.into_iter().cloned().collect();
+        for members in &echoed {
+            let _ = self.evict_unit(members, d);
         }
     }
 

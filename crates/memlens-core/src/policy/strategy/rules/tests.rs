@@ -2,7 +2,7 @@
 
 use crate::model::Category::{Assistant, System, ToolResult, User};
 use crate::policy::strategy::testing::{builtin, engine, Script};
-use crate::policy::{PolicyConfig, PolicyError, QuotaOrder, ToolRule};
+use crate::policy::{PolicyConfig, PolicyError, QuotaOrder, RunKind, ToolRule};
 use crate::value::{Label, ValueConfig};
 
 fn with_tool(name: &str, rule: ToolRule) -> PolicyConfig {
@@ -450,4 +450,70 @@ fn a_policys_own_labels_apply_as_their_chunks_arrive_and_round_trip() {
     let json = policy.to_json();
     assert!(json.contains(r#""c1": "important""#), "{json}");
     assert_eq!(PolicyConfig::parse(&json).expect("round trip"), policy);
+}
+
+/// An airline agent's run: a reservation looked up, then replies that restate it, add a fact of
+/// their own, hold no fact at all, and echo only each other.
+fn replies() -> Script {
+    let mut s = Script::default();
+    s.msg("sys", System, 10).msg("u1", User, 10);
+    s.content("Please cancel my reservation ABC123.");
+    s.call("c1", "get_reservation", 10, true)
+        .result("r1", "c1", "get_reservation", 40)
+        .content(r#"{"reservation_id": "ABC123", "flight": "HAT069", "date": "2024-05-15"}"#);
+    s.msg("a1", Assistant, 10)
+        .content("Reservation ABC123 is on flight HAT069 on 2024-05-15.");
+    s.msg("u2", User, 10).content("Yes, cancel it.");
+    s.msg("a2", Assistant, 10)
+        .content("Done. Your refund number is RF98765.");
+    s.msg("a3", Assistant, 10)
+        .content("Is there anything else?");
+    s.msg("a4", Assistant, 10)
+        .content("Your voucher is VX4411.");
+    s.msg("a5", Assistant, 10)
+        .content("To repeat: voucher VX4411.");
+    s.msg("u3", User, 10).content("No, thanks.");
+    s
+}
+
+fn echoing(runs: RunKind) -> PolicyConfig {
+    let mut p = builtin("window");
+    p.evict_echoed_replies = Some(runs);
+    p
+}
+
+#[test]
+fn echoed_replies_go_once_seen_and_replies_with_a_fact_of_their_own_stay() {
+    let s = replies();
+    let all = s.chunks.len();
+    let mut e = engine(echoing(RunKind::Agent), 100_000);
+    let d = s.run(&mut e, &[all - 1, all]);
+    // Call 0: the model has not seen any reply as input yet: all are sent.
+    assert_eq!(s.keys(&d[0]).len(), all - 1);
+    // Call 1: a1 restates r1, a3 holds no fact, a4 is echoed by a5 (a5 is then the only one
+    // holding VX4411, so it stays); a2's refund number is nowhere else.
+    assert_eq!(
+        s.keys(&d[1]),
+        ["sys", "u1", "c1", "r1", "u2", "a2", "a5", "u3"]
+    );
+    // Off, or for conversations only, nothing goes under budget.
+    for runs in [None, Some(RunKind::Conversation)] {
+        let mut p = builtin("window");
+        p.evict_echoed_replies = runs;
+        assert_eq!(s.decide(p, 100_000).entries.len(), all);
+    }
+}
+
+#[test]
+fn a_reply_is_matched_against_the_text_its_sources_are_sent_as() {
+    // The lookup's result cleared: the facts a1 restated are no longer sent, so a1 stays.
+    let s = replies();
+    let all = s.chunks.len();
+    let mut p = echoing(RunKind::Any);
+    p.compress.clear_tool_results_after = Some(0);
+    let d = s.run(&mut engine(p, 100_000), &[all - 1, all]);
+    assert_eq!(
+        s.keys(&d[1]),
+        ["sys", "u1", "c1", "r1", "a1", "u2", "a2", "a5", "u3"]
+    );
 }
