@@ -77,6 +77,8 @@ test('TOML edit, form edit and export replay like the CLI', async () => {
   await page.press('#form-cleanup-target', 'Tab');
   // Quotas by value, an age exemption, and value weights from a preset by key.
   await page.check('#form-quota-value');
+  // The assistant's echoed replies evicted, in agent runs.
+  await page.check('#form-echoed');
   await page.fill('#form-age-exempt', '0.7');
   await page.press('#form-age-exempt', 'Tab');
   await page.selectOption('#form-preset', 'coding-agent');
@@ -86,6 +88,7 @@ test('TOML edit, form edit and export replay like the CLI', async () => {
   assert.equal(edited.value_threshold_runs, 'agent');
   assert.deepEqual(edited.cleanup, { trigger: 0.9, target: 0.6 });
   assert.equal(edited.quota_order, 'value');
+  assert.equal(edited.evict_echoed_replies, 'agent');
   assert.equal(edited.age_exempt_value, 0.7);
   assert.equal(edited.value_preset, 'coding-agent');
   assert.equal(edited.protect.recent_messages, 3);
