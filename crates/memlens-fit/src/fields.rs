@@ -268,6 +268,24 @@ mod tests {
     use memlens_core::model::Trace;
     use memlens_core::tokens::{count_trace, TokenCounter};
 
+    /// An assistant message that is one tool call, then its result.
+    fn exchange(b: &mut TraceBuilder, id: String, tool: &str, arguments: String, content: String) {
+        let mut call = Message::text("assistant", "");
+        call.parts = vec![Part::ToolCall {
+            id: id.clone(),
+            name: tool.into(),
+            arguments,
+        }];
+        b.push_message(call, None);
+        let mut result = Message::text("tool", "");
+        result.parts = vec![Part::ToolResult {
+            id,
+            name: Some(tool.into()),
+            content,
+        }];
+        b.push_message(result, None);
+    }
+
     /// Six lookups of a user; after each the agent reads the result, the user answers, and the
     /// agent cancels one of the user's reservations by id (a later call uses `reservations`;
     /// nothing ever uses the email or the address).
@@ -282,43 +300,27 @@ mod tests {
         );
         for i in 0..6 {
             b.push_message(Message::text("user", format!("Hi, I am user {i}.")), None);
-            let mut call = Message::text("assistant", "");
-            call.parts = vec![Part::ToolCall {
-                id: format!("call_{i}"),
-                name: "get_user".into(),
-                arguments: format!(r#"{{"user_id": "user_{i}_x"}}"#),
-            }];
-            b.push_message(call, None);
-            let mut result = Message::text("tool", "");
-            result.parts = vec![Part::ToolResult {
-                id: format!("call_{i}"),
-                name: Some("get_user".into()),
-                content: format!(
+            exchange(
+                &mut b,
+                format!("call_{i}"),
+                "get_user",
+                format!(r#"{{"user_id": "user_{i}_x"}}"#),
+                format!(
                     r#"{{"email": "person{i}@example.com", "address": {{"city": "Austin", "zip": "7870{i}"}}, "reservations": ["ZFA0{i}Y", "HAT13{i}"], "payment_methods": {{"credit_card_{i}7": {{"id": "credit_card_{i}7", "brand": "visa"}}}}, "default_payment": "credit_card_{i}7", "trip_type": "round_trip"}}"#
                 ),
-            }];
-            b.push_message(result, None);
+            );
             b.push_message(Message::text("assistant", "Which reservation?"), None);
             b.push_message(
                 Message::text("user", "The first one, please cancel it."),
                 None,
             );
-            let mut cancel = Message::text("assistant", "");
-            cancel.parts = vec![Part::ToolCall {
-                id: format!("cancel_{i}"),
-                name: "cancel_reservation".into(),
-                arguments: format!(
-                    r#"{{"reservation_id": "ZFA0{i}Y", "refund_to": "credit_card_{i}7"}}"#
-                ),
-            }];
-            b.push_message(cancel, None);
-            let mut done = Message::text("tool", "");
-            done.parts = vec![Part::ToolResult {
-                id: format!("cancel_{i}"),
-                name: Some("cancel_reservation".into()),
-                content: "cancelled".into(),
-            }];
-            b.push_message(done, None);
+            exchange(
+                &mut b,
+                format!("cancel_{i}"),
+                "cancel_reservation",
+                format!(r#"{{"reservation_id": "ZFA0{i}Y", "refund_to": "credit_card_{i}7"}}"#),
+                "cancelled".into(),
+            );
             b.push_message(Message::text("assistant", "Done."), None);
         }
         b.reconstruct_calls();
@@ -416,41 +418,27 @@ mod tests {
         let mut b = TraceBuilder::new(format!("t{i}"), "example");
         b.push_message(Message::text("system", "You are an airline agent."), None);
         b.push_message(Message::text("user", format!("Hi, I am user {i}.")), None);
-        let mut call = Message::text("assistant", "");
-        call.parts = vec![Part::ToolCall {
-            id: format!("call_{i}"),
-            name: "get_user".into(),
-            arguments: format!(r#"{{"user_id": "user_{i}_x"}}"#),
-        }];
-        b.push_message(call, None);
-        let mut result = Message::text("tool", "");
-        result.parts = vec![Part::ToolResult {
-            id: format!("call_{i}"),
-            name: Some("get_user".into()),
-            content: format!(
+        exchange(
+            &mut b,
+            format!("call_{i}"),
+            "get_user",
+            format!(r#"{{"user_id": "user_{i}_x"}}"#),
+            format!(
                 r#"{{"email": "person{i}@example.com", "zip": "7870{i}", "reservations": ["ZFA0{i}Y"]}}"#
             ),
-        }];
-        b.push_message(result, None);
+        );
         b.push_message(Message::text("assistant", "Which reservation?"), None);
         b.push_message(
             Message::text("user", "The first one, please cancel it."),
             None,
         );
-        let mut cancel = Message::text("assistant", "");
-        cancel.parts = vec![Part::ToolCall {
-            id: format!("cancel_{i}"),
-            name: "cancel_reservation".into(),
-            arguments: format!(r#"{{"reservation_id": "ZFA0{i}Y"}}"#),
-        }];
-        b.push_message(cancel, None);
-        let mut done = Message::text("tool", "");
-        done.parts = vec![Part::ToolResult {
-            id: format!("cancel_{i}"),
-            name: Some("cancel_reservation".into()),
-            content: "cancelled".into(),
-        }];
-        b.push_message(done, None);
+        exchange(
+            &mut b,
+            format!("cancel_{i}"),
+            "cancel_reservation",
+            format!(r#"{{"reservation_id": "ZFA0{i}Y"}}"#),
+            "cancelled".into(),
+        );
         let reply = if quote_email {
             format!("Done. The confirmation went to person{i}@example.com.")
         } else {

@@ -421,8 +421,8 @@ impl State {
                 *counts.entry(k.as_str()).or_default() += 1;
             }
         }
-        let mut echoed: Vec<&Members> = Vec::new();
-        for members in &replies {
+        let mut echoed: Vec<Members> = Vec::new();
+        for members in replies {
             let own: Vec<&str> = members
                 .iter()
                 .filter(|&&i| self.active(i))
@@ -441,7 +441,6 @@ impl State {
                 echoed.push(members);
             }
         }
-        let echoed: Vec<Members> = echoed.into_iter().cloned().collect();
         for members in &echoed {
             let _ = self.evict_unit(members, d);
         }
