@@ -7,7 +7,8 @@ use crate::{write_atomically, ImportedFiles, Inputs};
 use memlens_core::policy::{PolicyConfig, RunKind};
 use memlens_core::value::Factors;
 use memlens_fit::{
-    cases, cross_validate, fit, total, Case, FieldDrops, FitOptions, Outcome, WeightsFrom,
+    cases, cross_validate, fit, total, Case, EdgeMargin, FieldDrops, FitOptions, Outcome,
+    WeightsFrom,
 };
 use serde::Serialize;
 use std::path::Path;
@@ -42,6 +43,9 @@ struct FoldRow {
     echoed_replies: bool,
     /// JSON fields dropped from tool results, over all tools.
     fields_dropped: usize,
+    /// The threshold's edge on the fold's training traces and the margin kept below it (a
+    /// zero ceiling only).
+    edge: Option<EdgeMargin>,
 }
 
 #[derive(Serialize)]
@@ -67,6 +71,8 @@ struct Report<'a> {
     samples: usize,
     /// The JSON fields the fit on every trace dropped and the replays that chose them.
     field_drops: &'a FieldDrops,
+    /// The fit on every trace's threshold edge and margin (a zero ceiling only).
+    edge: Option<EdgeMargin>,
 }
 
 /// Runs the fit; prints the folds' train and validation figures and the weights' change from
@@ -124,6 +130,7 @@ pub(crate) fn fit_cmd(args: FitArgs) -> Result<Vec<String>, String> {
             toon_json: f.fitted.policy.compress.toon_json,
             echoed_replies: f.fitted.policy.evict_echoed_replies.is_some(),
             fields_dropped: fields_dropped(&f.fitted.policy),
+            edge: f.fitted.edge,
         })
         .collect();
     let validation = total(rows.iter().map(|r| r.validation));
@@ -151,6 +158,7 @@ pub(crate) fn fit_cmd(args: FitArgs) -> Result<Vec<String>, String> {
             auc: fitted.regression.auc,
             samples: fitted.samples,
             field_drops: &fitted.field_drops,
+            edge: fitted.edge,
         })?;
         return Ok(errors);
     }
@@ -213,6 +221,11 @@ pub(crate) fn fit_cmd(args: FitArgs) -> Result<Vec<String>, String> {
             figures(&base_validation)
         );
         outln!("  (saved input tokens / calls with a miss)");
+        for r in &rows {
+            if let Some(e) = &r.edge {
+                outln!("  fold {}: {}", r.fold, edge_note(e));
+            }
+        }
     }
     outln!();
     outln!(
@@ -262,6 +275,9 @@ pub(crate) fn fit_cmd(args: FitArgs) -> Result<Vec<String>, String> {
             )
         }
     );
+    if let Some(e) = &fitted.edge {
+        outln!("{}", edge_note(e));
+    }
     print_field_drops(&fitted.field_drops);
     outln!(
         "learned from {} chunk-call samples (AUC {:.2} separating used from unused):",
@@ -310,6 +326,20 @@ fn print_field_drops(drops: &FieldDrops) {
     for (tool, fields) in &drops.chosen {
         outln!("  {tool}: {}", fields.join(", "));
     }
+}
+
+/// Where the threshold was kept below its edge on the training traces, and why.
+fn edge_note(e: &EdgeMargin) -> String {
+    let folds = FitOptions::default().edge_folds;
+    format!(
+        "threshold {} tried, {:.2} below the training traces' edge {:.2} ({} times the most the \
+         edge moved up, to a threshold missing in the fold left out, when one of {folds} folds \
+         of them was left out: a jackknife estimate)",
+        threshold(e.threshold),
+        e.margin,
+        e.edge,
+        folds.saturating_sub(1)
+    )
 }
 
 /// JSON fields the policy drops from tool results, over all tools.

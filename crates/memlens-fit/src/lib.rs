@@ -19,7 +19,10 @@
 //! policy's own share on the same traces (a fitted policy misses no more than the one it started
 //! from), and held with a confidence: in most resamplings of the training traces, not just on
 //! them (misses come in runs within a trace; a threshold that only just fits the traces it was
-//! chosen on misses more on others). A threshold acts in the kind of run most of the traces are
+//! chosen on misses more on others). Where that ceiling is zero, resampling traces without a miss
+//! shows none, so the threshold is kept below the training traces' edge by k - 1 times as far as
+//! leaving one of k folds of them out moved the edge ([`edge_margin`], a jackknife estimate). A threshold acts in the kind of run most of
+//! the traces are
 //! (agent runs or conversations). [`cross_validate`] does it k times, holding out each fold of
 //! traces, so the figures a user reads are on traces the fit did not see. The result is a
 //! policy (`PolicyConfig`): the CLI writes it as a file every host reads.
@@ -49,8 +52,10 @@
 //! ```
 
 mod fields;
+mod margin;
 
 pub use fields::{drop_rules, field_uses, DropRules, FieldUse};
+pub use margin::{edge_margin, EdgeMargin, ThresholdRun};
 
 use memlens_core::cost::PriceTable;
 use memlens_core::model::{Category, ChunkId, Trace};
@@ -306,6 +311,12 @@ pub struct FitOptions {
     /// keeping them missed none. Below 2 (or with fewer traces), only the training replay
     /// decides.
     pub field_drop_folds: usize,
+    /// Where the ceiling is zero, the chosen threshold's edge is found again with each of this
+    /// many (k) folds of the training traces left out, and the threshold kept k - 1 times as far
+    /// below it as leaving a fold out moved it to a threshold that missed there
+    /// ([`edge_margin`]). Below 2, the highest threshold without a miss on the training traces
+    /// is kept.
+    pub edge_folds: usize,
     /// At most this many samples for the weights (an even stride through them beyond): the
     /// regression's cost is linear in them, and tens of thousands pin the weights down.
     pub max_samples: usize,
@@ -333,6 +344,7 @@ impl Default for FitOptions {
             field_drop_shares: vec![0.0, 0.01, 0.03],
             min_field_results: 60,
             field_drop_folds: 5,
+            edge_folds: 5,
             max_samples: 50_000,
         }
     }
@@ -402,6 +414,21 @@ pub struct Fitted {
     /// The JSON fields dropped from each tool's results (in the policy's `tools`), and the
     /// replays that chose them.
     pub field_drops: FieldDrops,
+    /// Where the ceiling is zero and a threshold was chosen: its edge on the training traces
+    /// and the margin kept below it ([`FitOptions::edge_folds`]); `None` where no margin was
+    /// needed.
+    pub edge: Option<EdgeMargin>,
+}
+
+impl Candidate {
+    /// Whether `other` has the same settings but for the threshold (echoed replies kept).
+    fn same_settings_as(&self, other: &Candidate) -> bool {
+        self.weights == other.weights
+            && self.size_exponent == other.size_exponent
+            && self.cleanup == other.cleanup
+            && JsonForm::of(self) == JsonForm::of(other)
+            && !self.echoed_replies
+    }
 }
 
 /// The fields the fit drops and how it chose them ([`FitOptions::field_drop_shares`]).
@@ -594,22 +621,62 @@ pub fn fit(cases: &[&Case], options: &FitOptions, prices: &PriceTable) -> Result
             }
         }
     }
+    let mut best = choose(&candidates, within)
+        .cloned()
+        .ok_or(FitError::NoCalls)?;
+    // At a zero ceiling the resamplings cannot show how near the edge a threshold is: keep it
+    // as far below as leaving a fold of the traces out moved the edge (crate `margin`).
+    let mut edge = None;
+    if let Some(at) = best.threshold.filter(|_| ceiling <= 0.0 && within(&best)) {
+        let runs: Vec<ThresholdRun> = candidates
+            .iter()
+            .filter(|c| c.same_settings_as(&best))
+            .filter_map(|c| {
+                c.threshold.map(|threshold| ThresholdRun {
+                    threshold,
+                    per_trace: &c.per_trace,
+                })
+            })
+            .collect();
+        let margin = edge_margin(&runs, at, options.edge_folds);
+        if margin > 0.0 {
+            let lowered = ((at - margin) * 1000.0).round() / 1000.0;
+            let threshold = (lowered > 0.0).then_some(lowered);
+            let c = replay(
+                best.weights,
+                threshold,
+                best.size_exponent,
+                best.cleanup,
+                JsonForm::of(&best),
+                false,
+            )?;
+            edge = Some(EdgeMargin {
+                edge: at,
+                margin,
+                threshold,
+            });
+            candidates.push(c.clone());
+            // A lower threshold that misses where the edge did not would be no safer.
+            if within(&c) {
+                best = c;
+            }
+        }
+    }
     // Last, the best so far with the assistant's echoed replies evicted: one more replay, not a
     // grid dimension (which would double the fit's replays).
-    let best = choose(&candidates, within).cloned();
-    if let Some(best) = best.filter(|_| options.try_echoed_replies) {
-        candidates.push(replay(
+    if options.try_echoed_replies {
+        let echoed = replay(
             best.weights,
             best.threshold,
             best.size_exponent,
             best.cleanup,
             JsonForm::of(&best),
             true,
-        )?);
+        )?;
+        candidates.push(echoed.clone());
+        let pair = [best, echoed];
+        best = choose(&pair, within).unwrap_or(&pair[0]).clone();
     }
-    let best = choose(&candidates, within)
-        .cloned()
-        .ok_or(FitError::NoCalls)?;
     let weights = match best.weights {
         WeightsFrom::Fitted => &regression.weights,
         WeightsFrom::Base => &base_config.weights,
@@ -633,6 +700,7 @@ pub fn fit(cases: &[&Case], options: &FitOptions, prices: &PriceTable) -> Result
         within_ceiling: within(&best),
         candidates,
         field_drops,
+        edge,
     })
 }
 
@@ -1223,6 +1291,94 @@ mod tests {
         assert_eq!(user.ceiling, 0.9);
         assert!(user.train.miss_rate() > base, "{:?}", user.train);
         assert!(user.train.saved() > lowered.train.saved());
+    }
+
+    #[test]
+    fn at_a_zero_ceiling_a_threshold_one_trace_binds_is_kept_below_its_edge() {
+        // Nine chats whose turns nothing later quotes, and one whose last reply quotes the code
+        // its first user turn gave: only that trace misses, and only at thresholds above the
+        // code's value. It binds the edge alone: without its fold, every threshold tried is
+        // clean.
+        let chat = |seed: u32, quoted: bool| {
+            let mut b = TraceBuilder::new(format!("chat{seed}"), "test");
+            b.push_message(Message::text("system", "You are a support agent."), None);
+            let first = if quoted {
+                "My booking code is QX7731, for the record."
+            } else {
+                "Hello there, I just wanted to chat a little."
+            };
+            b.push_message(Message::text("user", first), None);
+            b.push_message(Message::text("assistant", "Noted."), None);
+            for i in 0..10 {
+                let text = format!("Thanks, the weather is lovely today, day {seed} {i}.");
+                b.push_message(Message::text("user", text), None);
+                b.push_message(Message::text("assistant", "Glad to hear it!"), None);
+            }
+            b.push_message(Message::text("user", "What was it again?"), None);
+            let last = if quoted {
+                "It is QX7731."
+            } else {
+                "Nothing much."
+            };
+            b.push_message(Message::text("assistant", last), None);
+            b.reconstruct_calls();
+            let (mut trace, _) = b.finish();
+            count_trace(&mut trace, &TokenCounter::for_model(None));
+            trace
+        };
+        let traces: Vec<Trace> = (0..10).map(|i| chat(i, i == 9)).collect();
+        let cases = cases(&traces);
+        let refs: Vec<&Case> = cases.iter().collect();
+        let options = FitOptions {
+            budget: 100_000,
+            // The quoted code is worth more than the default grid's top (0.6) here.
+            thresholds: (1..=19).map(|i| i as f32 * 0.05).collect(),
+            size_exponents: vec![],
+            cleanups: vec![],
+            field_drop_shares: vec![],
+            try_echoed_replies: false,
+            ..FitOptions::default()
+        };
+        let prices = PriceTable::builtin();
+        let at_edge = fit(
+            &refs,
+            &FitOptions {
+                edge_folds: 0,
+                ..options.clone()
+            },
+            &prices,
+        )
+        .expect("fits");
+        // Nothing is evicted under this budget but by a threshold: the base misses nothing.
+        assert_eq!(at_edge.ceiling, 0.0);
+        assert!(at_edge.within_ceiling && at_edge.edge.is_none());
+        let edge = at_edge
+            .policy
+            .value_threshold
+            .expect("some threshold is clean on every trace");
+        let above = at_edge
+            .candidates
+            .iter()
+            .filter(|c| c.threshold.is_some_and(|t| t > edge))
+            .filter(|c| c.per_trace[9].1 > 0);
+        assert!(above.count() > 0, "the quoting trace misses above {edge}");
+
+        let kept_below = fit(&refs, &options, &prices).expect("fits");
+        let margin = kept_below.edge.expect("a margin");
+        assert_eq!(margin.edge, edge);
+        // Without fold 4 (traces 4 and 9) the highest threshold tried is clean: the margin is
+        // four times that move.
+        let highest = (kept_below.candidates.iter())
+            .filter_map(|c| c.threshold)
+            .fold(0.0f32, f32::max);
+        assert!(
+            (margin.margin - 4.0 * (highest - edge)).abs() < 1e-5,
+            "{margin:?}"
+        );
+        assert_eq!(kept_below.policy.value_threshold, margin.threshold);
+        assert!(margin.threshold.is_none_or(|t| t < edge));
+        assert_eq!(kept_below.train.calls_with_misses, 0);
+        assert!(kept_below.train.saved() <= at_edge.train.saved());
     }
 
     #[test]
