@@ -21,9 +21,8 @@
 //! them (misses come in runs within a trace; a threshold that only just fits the traces it was
 //! chosen on misses more on others). Where that ceiling is zero, resampling traces without a miss
 //! shows none, so the threshold is kept below the training traces' edge by k - 1 times as far as
-//! leaving one of k folds of them out moved the edge ([`edge_margin`], a jackknife estimate). A threshold acts in the kind of run most of
-//! the traces are
-//! (agent runs or conversations). [`cross_validate`] does it k times, holding out each fold of
+//! leaving one of k folds of them out moved the edge ([`edge_margin`], a jackknife estimate). A
+//! threshold acts in the kind of run most of the traces are (agent runs or conversations). [`cross_validate`] does it k times, holding out each fold of
 //! traces, so the figures a user reads are on traces the fit did not see. The result is a
 //! policy (`PolicyConfig`): the CLI writes it as a file every host reads.
 //!
@@ -625,7 +624,7 @@ pub fn fit(cases: &[&Case], options: &FitOptions, prices: &PriceTable) -> Result
         .cloned()
         .ok_or(FitError::NoCalls)?;
     // At a zero ceiling the resamplings cannot show how near the edge a threshold is: keep it
-    // as far below as leaving a fold of the traces out moved the edge (crate `margin`).
+    // below by k - 1 times as far as leaving one of k folds out moved the edge (`margin.rs`).
     let mut edge = None;
     if let Some(at) = best.threshold.filter(|_| ceiling <= 0.0 && within(&best)) {
         let runs: Vec<ThresholdRun> = candidates

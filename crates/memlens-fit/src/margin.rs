@@ -6,13 +6,13 @@
 //! edge a threshold is, and the highest threshold without a miss in training is set by whichever
 //! trace happened to bind it. Traces outside the training set bind it too, lower. So the edge is
 //! found again with each of k folds of the training traces left out: where leaving a fold out
-//! moves it up to a threshold that misses in that fold, the edge found on the traces at hand
-//! sits that much above the edge on k - 1 folds of them, and the traces never seen are further
-//! out; the delete-a-group jackknife estimates such a bias as k - 1 times the move, and the
-//! threshold is kept that far below the edge (the largest move over the folds). Where every
-//! fold's traces agree with the rest (the edge is bound in more than one fold, or the thresholds
-//! above it miss nowhere new), the margin is zero. It costs no replay: every candidate
-//! threshold's per-trace outcome is known.
+//! moves it up to a threshold that misses in that fold, the edge on k - 1 folds sat that much
+//! above the edge on all k, and the edge on all k sits above the edge of traces never seen. The
+//! delete-a-group jackknife estimates that bias as k - 1 times the move; the threshold is kept
+//! that far below the edge (the largest move over the folds). Where every fold's traces agree
+//! with the rest (the edge is bound in more than one fold, or the thresholds above it miss
+//! nowhere new), the margin is zero. Finding it costs no replay: every candidate threshold's
+//! per-trace outcome is known; the fit replays the lowered threshold once.
 //!
 //! ```
 //! use memlens_fit::{edge_margin, ThresholdRun};
