@@ -7,6 +7,9 @@
 //! memlens-bench --engine POLICY HISTORY   # per-turn cost of the policy engine (add + context)
 //! memlens-bench --pool POLICY HISTORY FILE # the npm pool natively, fed FILE's tau-bench messages
 //! ```
+//!
+//! `--pool`'s POLICY is a built-in name or a policy file (JSON or TOML, e.g. one `memlens fit`
+//! wrote).
 
 use memlens_core::tokens::TokenCounter;
 use memlens_import::{import, ImportOptions};
@@ -190,7 +193,12 @@ fn pool_turns(policy: &str, history: usize, file: &str) -> Result<(), String> {
     let mut pool = Pool::new(PoolOptions {
         model: Some("gpt-4o".into()),
         budget: 8000,
-        policy: PolicyConfig::builtin(policy).map_err(|e| e.to_string())?,
+        policy: if std::path::Path::new(policy).is_file() {
+            let text = std::fs::read_to_string(policy).map_err(|e| format!("{policy}: {e}"))?;
+            PolicyConfig::parse(&text).map_err(|e| format!("{policy}: {e}"))?
+        } else {
+            PolicyConfig::builtin(policy).map_err(|e| e.to_string())?
+        },
         summarizer: false,
         dialect: None,
         keep_history: true,
