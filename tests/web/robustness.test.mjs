@@ -65,8 +65,11 @@ test('markup in trace content is inert text', async () => {
   await page.setInputFiles('#file-input', path.join(FIXTURES, 'xss.json'));
   await page.waitForSelector('#k-calls');
   await page.click('#tab-chunks');
-  // Open every chunk in turn: the detail panel shows the content as text.
+  // Open every chunk in turn: the detail panel shows the content as text. The view's module
+  // loads on first use: wait for its rows before counting them (counted at once, a loaded
+  // machine saw none).
   const rows = page.locator('#chunk-rows .row');
+  await rows.first().waitFor();
   const n = await rows.count();
   assert.equal(n, 5);
   let seen = '';
