@@ -420,7 +420,8 @@ pub struct Fitted {
 }
 
 impl Candidate {
-    /// Whether `other` has the same settings but for the threshold (echoed replies kept).
+    /// Whether this candidate keeps echoed replies and has `other`'s settings but for the
+    /// threshold.
     fn same_settings_as(&self, other: &Candidate) -> bool {
         self.weights == other.weights
             && self.size_exponent == other.size_exponent
