@@ -695,7 +695,8 @@ impl Pool {
     }
 
     fn render(&mut self, d: &Decision) -> Vec<Rendered> {
-        let mut out = Vec::new();
+        // At most one element per entry (a message's entries make one).
+        let mut out = Vec::with_capacity(d.entries.len());
         let mut previous = std::mem::take(&mut self.patched);
         let mut i = 0;
         while i < d.entries.len() {

@@ -18,7 +18,7 @@ pub enum PartState {
     /// Sent as it was.
     Keep,
     /// Sent with this text instead (compressed).
-    Replace(String),
+    Replace(std::sync::Arc<str>),
     /// Not sent.
     Drop,
 }
@@ -76,11 +76,11 @@ pub fn patch(
                 m.remove(k);
             }
             (Slot::Key(k), PartState::Replace(t)) => {
-                m.insert(k.to_string(), Value::String(t.clone()));
+                m.insert(k.to_string(), Value::String(t.to_string()));
             }
             (Slot::ToolContent, PartState::Drop) => return None,
             (Slot::ToolContent, PartState::Replace(t)) => {
-                m.insert("content".into(), Value::String(t.clone()));
+                m.insert("content".into(), Value::String(t.to_string()));
             }
             (Slot::Text, state) => patch_text(&mut m, dialect, state),
             (Slot::Item(i), PartState::Drop) => drop_items.push(i),
@@ -102,7 +102,7 @@ pub fn patch(
                     .and_then(|c| c.get_mut("function"))
                     .and_then(Value::as_object_mut)
                 {
-                    f.insert("arguments".into(), Value::String(t.clone()));
+                    f.insert("arguments".into(), Value::String(t.to_string()));
                 }
             }
             (Slot::FunctionCall, PartState::Drop) => {
@@ -110,7 +110,7 @@ pub fn patch(
             }
             (Slot::FunctionCall, PartState::Replace(t)) => {
                 if let Some(f) = m.get_mut("function_call").and_then(Value::as_object_mut) {
-                    f.insert("arguments".into(), Value::String(t.clone()));
+                    f.insert("arguments".into(), Value::String(t.to_string()));
                 }
             }
         }
@@ -141,7 +141,7 @@ fn patch_text(m: &mut Map<String, Value>, dialect: Dialect, state: &PartState) {
     match (state, is_array) {
         (PartState::Keep, _) => {}
         (PartState::Replace(t), false) => {
-            m.insert("content".into(), Value::String(t.clone()));
+            m.insert("content".into(), Value::String(t.to_string()));
         }
         (PartState::Drop, false) => {
             let assistant = m.get("role").and_then(Value::as_str) == Some("assistant");

@@ -129,7 +129,7 @@ pub fn simulated_compactions(
             for e in &decision.entries {
                 if let EntryForm::Summary { covers } = &e.form {
                     if seen.insert(covers.clone()) {
-                        let text = e.text.clone().unwrap_or_default();
+                        let text = e.text.as_deref().unwrap_or_default().to_string();
                         made.push((recorded.index, covers.clone(), text, e.tokens));
                     }
                 }
@@ -274,7 +274,7 @@ fn context_diff(trace: &Trace, input: &[ChunkId], call: u32, decision: &Decision
                     tokens,
                     sent_tokens: e.tokens,
                     compression,
-                    text: e.text.clone(),
+                    text: e.text.as_deref().map(str::to_string),
                 }
             }
         };
@@ -296,7 +296,7 @@ fn context_diff(trace: &Trace, input: &[ChunkId], call: u32, decision: &Decision
                 tokens: 0,
                 sent_tokens: e.tokens,
                 compression: e.chunk.is_none().then(|| "summary".to_string()),
-                text: e.text.clone(),
+                text: e.text.as_deref().map(str::to_string),
             });
         }
     }

@@ -70,16 +70,14 @@ const MINHASH_PARAMS: [(u64, u64); MINHASH_HASHES] = {
 };
 
 fn minhash(shingles: &[u64]) -> [u32; MINHASH_HASHES] {
-    let mut sig = [u32::MAX; MINHASH_HASHES];
-    for &x in shingles {
-        for (s, &(a, b)) in sig.iter_mut().zip(&MINHASH_PARAMS) {
-            let h = (a.wrapping_mul(x).wrapping_add(b) >> 32) as u32;
-            if h < *s {
-                *s = h;
-            }
-        }
-    }
-    sig
+    // Hash function by hash function: each minimum stays in a register over the shingles, where
+    // shingle by shingle every one of the 64 was loaded and stored again (the same minima).
+    MINHASH_PARAMS.map(|(a, b)| {
+        shingles
+            .iter()
+            .map(|&x| (a.wrapping_mul(x).wrapping_add(b) >> 32) as u32)
+            .fold(u32::MAX, u32::min)
+    })
 }
 
 /// splitmix64 (Steele, Lea and Flood): `x` advanced by the golden-ratio step and mixed. Fixed on

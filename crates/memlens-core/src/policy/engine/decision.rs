@@ -3,6 +3,7 @@
 use super::super::compress::CompressKind;
 use crate::model::ChunkId;
 use serde::Serialize;
+use std::sync::Arc;
 
 /// What the engine needs besides the policy.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -46,7 +47,7 @@ pub struct ContextEntry {
     pub form: EntryForm,
     /// The text sent when it differs from the chunk's content (compressed, cleared, summary).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub text: Option<String>,
+    pub text: Option<Arc<str>>,
 }
 
 /// The context for one call, and what the policy did to get it.

@@ -156,7 +156,7 @@ impl State {
         if let Some(t) = self.doc_tokens.get_mut(self.items[i].seq as usize) {
             *t = tokens;
         }
-        self.items[i].compressed = Some((kind, text));
+        self.items[i].compressed = Some((kind, text.into()));
         self.items[i].echo_keys = None;
         d.compressed.push(self.items[i].chunk.id);
         saved

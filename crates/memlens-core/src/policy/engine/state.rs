@@ -32,7 +32,9 @@ pub(crate) struct Item {
     pub(crate) chunk: Chunk,
     /// Tokens now (after compression).
     pub(crate) tokens: u32,
-    pub(crate) compressed: Option<(CompressKind, String)>,
+    /// Its compressed text, shared with the contexts that send it: as a `String` it was copied
+    /// into every context and again by the live pool's rendering.
+    pub(crate) compressed: Option<(CompressKind, std::sync::Arc<str>)>,
     pub(crate) status: Status,
     pub(crate) unit: u32,
     pub(crate) message: u32,

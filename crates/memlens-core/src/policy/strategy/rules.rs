@@ -406,7 +406,7 @@ impl State {
         for i in 0..self.items.len() {
             if self.active(i) && self.items[i].echo_keys.is_none() {
                 let it = &self.items[i];
-                let text = it.compressed.as_ref().map_or(&it.chunk.content, |c| &c.1);
+                let text = it.compressed.as_ref().map_or(&*it.chunk.content, |c| &*c.1);
                 let mut keys: Vec<String> =
                     distinctive_tokens(text).into_iter().map(|t| t.1).collect();
                 keys.sort_unstable();
@@ -591,31 +591,64 @@ impl State {
     /// The context must start (after system) on a user message for Anthropic: evict leading
     /// assistant and tool units.
     pub(crate) fn start_on_user(&mut self, d: &mut Decision) {
-        // Unit by unit, not `active_units`: this almost always stops at the first unit or two.
-        // Evicting a unit changes only its own items, so listing lazily decides the same.
-        let pairs = self.unit_pairs();
-        let mut next = 0;
-        while next < pairs.len() {
-            let (_, members, after) = unit_at(&pairs, next);
-            next = after;
-            if !members.iter().any(|&i| self.active(i)) {
-                continue;
+        // Units in order of their ids (the order `unit_pairs` lists them). This almost always
+        // stops at the first unit or two, so the first few are found by a scan of the items
+        // each, without listing and sorting every (unit, item) pair of the context; a context
+        // that starts with many agent units lists them once. Evicting a unit changes only its
+        // own items, so finding units as the loop goes decides the same.
+        const SCANNED_UNITS: usize = 4;
+        let mut after = None;
+        for _ in 0..SCANNED_UNITS {
+            let Some(unit) = self.next_active_unit(after) else {
+                return;
+            };
+            after = Some(unit);
+            let members: Members = (0..self.items.len())
+                .filter(|&i| self.live(i) && self.items[i].unit == unit)
+                .collect();
+            if !self.evict_leading(&members, d) {
+                return;
             }
-            let first = members
-                .iter()
-                .copied()
-                .filter(|&i| self.active(i))
-                .min()
-                .map(|i| self.items[i].chunk.category);
-            match first {
-                Some(Category::System) => continue,
-                Some(Category::User) | None => break,
-                // Validity outranks the recent-messages rule; only pinned units (and the newest
-                // user message, which is a user message) stop this.
-                Some(_) if members.iter().any(|&i| self.items[i].pinned) => break,
-                Some(_) => {
-                    let _ = self.evict_unit(&members, d);
-                }
+        }
+        let pairs = self.unit_pairs();
+        let mut next = pairs.partition_point(|p| Some(p.0) <= after);
+        while next < pairs.len() {
+            let (_, members, following) = unit_at(&pairs, next);
+            next = following;
+            if members.iter().any(|&i| self.active(i)) && !self.evict_leading(&members, d) {
+                return;
+            }
+        }
+    }
+
+    /// The smallest unit id above `after` (any, when `None`) with an active item.
+    fn next_active_unit(&self, after: Option<u32>) -> Option<u32> {
+        self.items
+            .iter()
+            .filter(|it| it.status == Status::Active && Some(it.unit) > after)
+            .map(|it| it.unit)
+            .min()
+    }
+
+    /// One step of [`State::start_on_user`] on a unit with an active item: passes over a
+    /// system unit and evicts an assistant or tool unit (returns true: go on), stops at a user
+    /// message or a pinned unit (returns false).
+    fn evict_leading(&mut self, members: &[usize], d: &mut Decision) -> bool {
+        let first = members
+            .iter()
+            .copied()
+            .filter(|&i| self.active(i))
+            .min()
+            .map(|i| self.items[i].chunk.category);
+        match first {
+            Some(Category::System) => true,
+            Some(Category::User) | None => false,
+            // Validity outranks the recent-messages rule; only pinned units (and the newest
+            // user message, which is a user message) stop this.
+            Some(_) if members.iter().any(|&i| self.items[i].pinned) => false,
+            Some(_) => {
+                let _ = self.evict_unit(members, d);
+                true
             }
         }
     }

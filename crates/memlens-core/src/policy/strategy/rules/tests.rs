@@ -16,7 +16,7 @@ fn text_of(s: &Script, d: &crate::policy::Decision, key: &str) -> Option<String>
     d.entries
         .iter()
         .find(|e| e.chunk == Some(id))
-        .and_then(|e| e.text.clone())
+        .and_then(|e| e.text.as_deref().map(str::to_string))
 }
 
 /// sys, u1, then a `web_search` call whose result has a summary, links and a big raw page,
@@ -515,5 +515,46 @@ fn a_reply_is_matched_against_the_text_its_sources_are_sent_as() {
     assert_eq!(
         s.keys(&d[1]),
         ["sys", "u1", "c1", "r1", "a1", "u2", "a2", "a5", "u3"]
+    );
+}
+
+/// sys, u1 (large), then `units` agent units (replies, and tool calls with their results), u2.
+fn agent_units_after_a_large_question(units: usize) -> Script {
+    let mut s = Script::default();
+    s.msg("sys", System, 10).msg("u1", User, 200);
+    for k in 0..units {
+        if k % 2 == 0 {
+            s.msg(&format!("a{k}"), Assistant, 10);
+        } else {
+            s.call(&format!("c{k}"), "bash", 10, true).result(
+                &format!("r{k}"),
+                &format!("c{k}"),
+                "bash",
+                10,
+            );
+        }
+    }
+    s.msg("u2", User, 10);
+    s
+}
+
+#[test]
+fn the_context_starts_on_a_user_message_however_many_agent_units_lead_it() {
+    // The window gives up u1 alone; the agent units it leaves in front of u2 go too. From one
+    // to seven units: the first few are found one by one, more are listed together.
+    for units in 1..=7 {
+        let s = agent_units_after_a_large_question(units);
+        let d = s.decide(builtin("window"), 150);
+        assert_eq!(s.keys(&d), ["sys", "u2"], "{units} leading units");
+    }
+    // A pinned unit stops it: what follows stays.
+    let s = agent_units_after_a_large_question(7);
+    let mut policy = builtin("window");
+    policy.labels.insert("c3".into(), Label::Important);
+    let d = s.decide(policy, 150);
+    assert_eq!(
+        s.keys(&d),
+        ["sys", "c3", "r3", "a4", "c5", "r5", "a6", "u2"],
+        "stops at the pinned unit"
     );
 }
