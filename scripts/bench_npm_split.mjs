@@ -1,0 +1,66 @@
+// Where a Node turn of the npm pool goes: 10,000 tau-bench messages added and 1,000 turns not
+// timed (V8 compiles hot wasm functions again, optimized, while they run: untimed turns keep that
+// out of the figures; without them whichever pool ran first was the slower), then TURNS turns, each
+// timed apart as `MemoryPool.add` and `MemoryPool.context` (the package as users call it), and
+// again on a second pool through the raw wasm handle the package wraps (`addJson`,
+// `contextJson`, then `JSON.parse` of its text and `contextRefs()`), budget 8,000. Median / mean
+// per part in µs; compare with `memlens-bench --pool`'s native `add_median_us` and
+// `context_median_us` (BENCHMARKS.md).
+//   node scripts/bench_npm_split.mjs PKG [policy] [turns] [tau-bench.json]
+import fs from "node:fs";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+const [pkg, policy = "value", turns = "3000", data = "../shared/data/traces/tau-bench-gpt-4o-airline.json"] = process.argv.slice(2);
+const dir = path.resolve(pkg);
+const { MemoryPool } = await import(pathToFileURL(path.join(dir, "node.js")).href);
+const raw = await import(pathToFileURL(path.join(dir, "wasm/memlens_wasm.js")).href);
+const tau = JSON.parse(fs.readFileSync(data, "utf8"));
+const stream = [];
+for (const r of tau) for (const m of r.traj) if (m.role !== "system") stream.push(m);
+const med = (x) => [...x].sort((p, q) => p - q)[x.length >> 1] * 1000;
+const mean = (x) => (x.reduce((s, v) => s + v, 0) / x.length) * 1000;
+const report = (name, t) =>
+  console.log(`${policy} ${name}: ` + Object.entries(t).map(([k, v]) => `${k} ${med(v).toFixed(1)} / ${mean(v).toFixed(1)}`).join(", "));
+const timed = (list, f) => {
+  const s = performance.now();
+  const out = f();
+  list.push(performance.now() - s);
+  return out;
+};
+
+const pool = new MemoryPool({ model: "gpt-4o", budget: 8000, policy });
+pool.add(tau[0].traj[0]);
+for (let i = 0; i < 10000; i++) pool.add(stream[i % stream.length]);
+pool.context();
+for (let i = 10000; i < 11000; i++) {
+  pool.add(stream[i % stream.length]);
+  pool.context();
+}
+const wrapped = { add: [], context: [] };
+for (let k = 0, i = 11000; k < Number(turns); k++, i++) {
+  timed(wrapped.add, () => pool.add(stream[i % stream.length]));
+  timed(wrapped.context, () => pool.context());
+}
+pool.free();
+report("MemoryPool", wrapped);
+
+// The same turns on the raw handle (node.js has instantiated the module on import).
+const handle = new raw.RawPool({ model: "gpt-4o", budget: 8000, policy, summarizer: false });
+handle.addJson(JSON.stringify(tau[0].traj[0]));
+for (let i = 0; i < 10000; i++) handle.addJson(JSON.stringify(stream[i % stream.length]));
+handle.contextJson(undefined);
+for (let i = 10000; i < 11000; i++) {
+  handle.addJson(JSON.stringify(stream[i % stream.length]));
+  JSON.parse(handle.contextJson(undefined));
+  handle.contextRefs();
+}
+const bare = { addJson: [], contextJson: [], "JSON.parse": [], contextRefs: [] };
+for (let k = 0, i = 11000; k < Number(turns); k++, i++) {
+  const text = JSON.stringify(stream[i % stream.length]);
+  timed(bare.addJson, () => handle.addJson(text));
+  const json = timed(bare.contextJson, () => handle.contextJson(undefined));
+  timed(bare["JSON.parse"], () => JSON.parse(json));
+  timed(bare.contextRefs, () => handle.contextRefs());
+}
+handle.free();
+report("raw wasm", bare);
