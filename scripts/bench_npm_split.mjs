@@ -1,11 +1,11 @@
 // Where a Node turn of the npm pool goes: 10,000 tau-bench messages added and 1,000 turns not
-// timed (V8 compiles hot wasm functions again, optimized, while they run: untimed turns keep that
-// out of the figures; without them whichever pool ran first was the slower), then TURNS turns, each
+// timed (V8 recompiles hot wasm functions, optimized, while they run), then TURNS turns, each
 // timed apart as `MemoryPool.add` and `MemoryPool.context` (the package as users call it), and
 // again on a second pool through the raw wasm handle the package wraps (`addJson`,
 // `contextJson`, then `JSON.parse` of its text and `contextRefs()`), budget 8,000. Median / mean
 // per part in µs; compare with `memlens-bench --pool`'s native `add_median_us` and
-// `context_median_us` (BENCHMARKS.md).
+// `context_median_us` (BENCHMARKS.md). The pool timed first measured slower than a second one in
+// the same process, untimed turns or not: compare parts within one run.
 //   node scripts/bench_npm_split.mjs PKG [policy] [turns] [tau-bench.json]
 import fs from "node:fs";
 import path from "node:path";
