@@ -2,6 +2,8 @@
 // so that messages stay the caller's own objects and errors are plain `Error`s.
 
 const SPECIAL = 0x80000000;
+// Runs `f` once the caller's synchronous code has yielded (an agent awaiting the model).
+const afterYield = globalThis.setImmediate ?? ((f) => setTimeout(f, 0));
 const OPTIONS = new Set(["model", "budget", "policy", "summarizer", "scorer", "dialect", "traceFile", "keepHistory"]);
 
 // `host.appendFile(path, text)` is given by the Node entry; browsers have no files to append to.
@@ -17,6 +19,7 @@ export function makeApi(raw, host = {}) {
     #patches = new Map();
     #last = null;
     #traceFile;
+    #prepareQueued = false;
 
     constructor(options = {}) {
       if (options === null || typeof options !== "object") {
@@ -137,7 +140,26 @@ export function makeApi(raw, host = {}) {
       }
       this.#patches = patches;
       this.#appendTrace(false);
+      this.#prepareAfterYield();
       return c;
+    }
+
+    // Value work (the analysis of each message, and of what the agent's replies used) waits
+    // until a context ranks by value. What this context left queued is done once the caller
+    // yields, while the agent waits for the model, so the next turn does only its own new
+    // messages' work. The decisions are the same either way (BENCHMARKS.md).
+    #prepareAfterYield() {
+      if (this.#prepareQueued) return;
+      this.#prepareQueued = true;
+      afterYield(() => {
+        this.#prepareQueued = false;
+        if (this.#raw === undefined) return;
+        try {
+          this.#raw.prepare();
+        } catch {
+          // Nothing is lost: the next context does the same work and throws the same error.
+        }
+      });
     }
 
     #materialize(c, summaryText) {

@@ -8,7 +8,7 @@ use memlens_core::cost::PriceTable;
 use memlens_core::policy::PolicyConfig;
 use memlens_core::references::detect;
 use memlens_core::simulate::simulate_trace;
-use memlens_pool::{Pool, PoolError, PoolOptions, Rendered};
+use memlens_pool::{Pool, PoolContext, PoolError, PoolOptions, Rendered};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use std::collections::HashSet;
@@ -305,8 +305,8 @@ proptest! {
 #[test]
 fn deferred_value_work_gives_the_same_explanations_as_eager() {
     // The window policy defers value-engine and detector work until something reads values; the
-    // value policy does it at once. With nothing evicted, both see the same chunks in the same
-    // order, so every explanation must match exactly.
+    // value pool here has it done after every message (`prepare`), as on arrival. With nothing
+    // evicted, both see the same chunks in the same order, so every explanation must match.
     let path = crate::root().join("../shared/data/traces/tau-bench-gpt-4o-airline.json");
     let raw: Vec<Value> =
         serde_json::from_slice(&std::fs::read(&path).expect("tau-bench")).expect("JSON");
@@ -323,6 +323,7 @@ fn deferred_value_work_gives_the_same_explanations_as_eager() {
             }
             ids.extend(lazy.add(m.clone()).expect("valid"));
             eager.add(m.clone()).expect("valid");
+            eager.prepare();
             if k == 3 {
                 // A label in between: catching up must keep the order of work.
                 lazy.label(ids[1], Some(memlens_core::value::Label::Important))
@@ -552,6 +553,45 @@ fn long_run(n: usize) -> Vec<Value> {
         }
     }
     run
+}
+
+/// The value policy's queued value work (`Pool::prepare`, done by the npm package while the
+/// agent waits for the model) may be done after every message (as on arrival), after every
+/// context, or only when a context ranks by value: every context is the same, whether the pool
+/// keeps its history or gives up what it dropped.
+#[test]
+fn value_work_done_early_or_late_decides_the_same() {
+    let run = long_run(12);
+    for keep_history in [true, false] {
+        // 0: never prepared; 1: prepared after every context; 2: after every message.
+        let mut pools: Vec<Pool> = (0..3)
+            .map(|_| pool_keeping("value", 2_000, keep_history))
+            .collect();
+        let mut evicted = 0;
+        for (k, m) in run.iter().enumerate() {
+            if m["role"] == "assistant" {
+                let contexts: Vec<PoolContext> =
+                    pools.iter_mut().map(|p| p.context(None)).collect();
+                pools[1].prepare();
+                evicted += contexts[0].evicted.len();
+                for c in &contexts[1..] {
+                    assert_eq!(
+                        (&c.items, &c.evicted, c.tokens),
+                        (&contexts[0].items, &contexts[0].evicted, contexts[0].tokens),
+                        "message {k}, history kept: {keep_history}"
+                    );
+                }
+            }
+            for p in &mut pools {
+                p.add(m.clone()).expect("a tau-bench message");
+            }
+            pools[2].prepare();
+        }
+        assert!(
+            evicted > 100,
+            "the budget must make the policy rank: {evicted} evicted"
+        );
+    }
 }
 
 /// Issue 15: a pool that does not keep its history forgets what its policy gave up, so its

@@ -9,7 +9,9 @@
 //! ```
 //!
 //! `--pool`'s POLICY is a built-in name or a policy file (JSON or TOML, e.g. one `memlens fit`
-//! wrote).
+//! wrote). A turn is one message added and one context; after each, `Pool::prepare` runs (as
+//! while an agent waits for the model) and is timed apart: `cpu_mean_us` is the turn's mean
+//! plus the preparation's, all the work a turn brings.
 
 use memlens_core::tokens::TokenCounter;
 use memlens_import::{import, ImportOptions};
@@ -223,6 +225,9 @@ fn pool_turns(policy: &str, history: usize, file: &str) -> Result<(), String> {
     // How many messages the context held, on average: the per-turn cost follows it (ranking and
     // rendering walk the context), and at the same budget it differs with the history's content.
     let mut context_messages = 0usize;
+    // What the pool does while the agent waits for the model (`Pool::prepare`, as the npm
+    // package calls it after each context): timed apart, since no turn waits for it.
+    let mut prepare = Vec::with_capacity(turns);
     for _ in 0..turns {
         let message = stream[i % stream.len()].clone();
         let start = Instant::now();
@@ -234,9 +239,15 @@ fn pool_turns(policy: &str, history: usize, file: &str) -> Result<(), String> {
         let total = start.elapsed().as_secs_f64() * 1e6;
         times.push(total);
         turns_seen.push((added, total - added, pool.stats().chunks));
+        let start = Instant::now();
+        pool.prepare();
+        prepare.push(start.elapsed().as_secs_f64() * 1e6);
         i += 1;
     }
     let mean = times.iter().sum::<f64>() / times.len().max(1) as f64;
+    let prepare_mean = prepare.iter().sum::<f64>() / prepare.len().max(1) as f64;
+    prepare.sort_by(f64::total_cmp);
+    let prepare_median = prepare.get(prepare.len() / 2).copied().unwrap_or(0.0);
     // The first turn after the history was added in one go pays for the first eviction of
     // nearly all of it (its items compacted away): a one-off a live agent never sees.
     let rest = &times[1.min(times.len())..];
@@ -265,11 +276,12 @@ fn pool_turns(policy: &str, history: usize, file: &str) -> Result<(), String> {
             .unwrap_or(0.0)
     };
     println!(
-        "{{\"policy\":\"{policy}\",\"history\":{history},\"mean_us\":{mean:.1},\"mean_after_first_us\":{mean_after_first:.1},\"median_us\":{:.1},\"p99_us\":{:.1},\"max_us\":{:.1},\"context_messages_mean\":{:.1},\"add_median_us\":{add_median:.1},\"context_median_us\":{context_median:.1}}}",
+        "{{\"policy\":\"{policy}\",\"history\":{history},\"mean_us\":{mean:.1},\"mean_after_first_us\":{mean_after_first:.1},\"median_us\":{:.1},\"p99_us\":{:.1},\"max_us\":{:.1},\"context_messages_mean\":{:.1},\"add_median_us\":{add_median:.1},\"context_median_us\":{context_median:.1},\"prepare_median_us\":{prepare_median:.1},\"prepare_mean_us\":{prepare_mean:.1},\"cpu_mean_us\":{:.1}}}",
         at(0.5),
         at(0.99),
         at(1.0),
-        context_messages as f64 / turns.max(1) as f64
+        context_messages as f64 / turns.max(1) as f64,
+        mean + prepare_mean
     );
     Ok(())
 }

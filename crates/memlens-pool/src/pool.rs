@@ -535,6 +535,13 @@ impl Pool {
         Ok(ids.iter().map(|c| c.0).collect())
     }
 
+    /// Does now the value work the next [`Pool::context`] would do first (see
+    /// [`Engine::prepare`]): call it while the agent waits for the model. Decisions are the
+    /// same whether or not it is called; only when the work is done changes.
+    pub fn prepare(&mut self) {
+        self.engine.prepare();
+    }
+
     /// Decides the context for the next call (the newest user message is the query unless
     /// `query` is given).
     pub fn context(&mut self, query: Option<&str>) -> PoolContext {

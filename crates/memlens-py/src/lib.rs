@@ -193,6 +193,12 @@ impl RawPool {
         Ok(out)
     }
 
+    /// Does now the value work the next context would do first (see `Pool::prepare`).
+    fn prepare(&mut self) -> PyResult<()> {
+        self.pool()?.prepare();
+        Ok(())
+    }
+
     /// Running totals (the npm package's `stats()`, keys as it names them).
     fn stats<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let stats = self.pool()?.stats();

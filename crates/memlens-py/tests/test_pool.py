@@ -275,6 +275,24 @@ def test_keep_history_false_releases_what_was_given_up_and_writes_the_same_trace
         MemoryPool(budget=1000, keep_history=False, summarizer=lambda ms, n: "s")
 
 
+def test_prepare_between_turns_changes_when_the_work_is_done_not_the_contexts(tau):
+    records = json.loads(tau.read_text())
+    run = [records[0]["traj"][0]] + [
+        m for r in records[:10] for m in r["traj"] if m["role"] != "system"
+    ]
+    plain = MemoryPool(model="gpt-4o", budget=2000, policy="value")
+    prepared = MemoryPool(model="gpt-4o", budget=2000, policy="value")
+    for m in run:
+        if m["role"] == "assistant":
+            # Equal, not the same objects: `value` sends tool results minified, as copies.
+            assert plain.context() == prepared.context()
+            assert plain.last_context == prepared.last_context
+            prepared.prepare()
+        plain.add(m)
+        prepared.add(m)
+    assert plain.stats()["dropped"] == prepared.stats()["dropped"] > 0
+
+
 def test_trace_file_is_appended_as_the_run_goes_and_ends_equal_to_the_export(tmp_path, tau):
     records = json.loads(tau.read_text())
     path = tmp_path / "run.jsonl"

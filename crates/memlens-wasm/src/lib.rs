@@ -232,6 +232,12 @@ impl RawPool {
         self.refs.clone()
     }
 
+    /// Does now the value work the next context would do first (`Pool::prepare`): the package
+    /// calls it after each context, once the agent's code has yielded.
+    pub fn prepare(&mut self) {
+        self.pool.prepare();
+    }
+
     /// Running totals.
     pub fn stats(&self) -> Result<JsValue, JsError> {
         to_js(&self.pool.stats())

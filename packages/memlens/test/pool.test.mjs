@@ -126,6 +126,35 @@ test("fed the tau-bench messages turn by turn, the pool decides exactly like `me
   }
 });
 
+test("an agent loop that awaits the model between turns gets the same contexts (value work done while it waits)", async () => {
+  // context() schedules the value work it left queued for when the caller yields; an agent's
+  // loop yields while it awaits the model. The decisions must not depend on it.
+  const sim = cli("simulate", TAU, "--model", "gpt-4o", "--budget", "2000", "--policy", "value", "--json");
+  let compared = 0;
+  for (const [i, record] of tau.slice(0, 40).entries()) {
+    const pool = new MemoryPool({ model: "gpt-4o", budget: 2000, policy: "value" });
+    const calls = sim.traces[i].calls;
+    let call = 0;
+    for (const m of record.traj) {
+      if (m.role === "assistant") {
+        pool.context();
+        const got = pool.lastContext;
+        const want = calls[call++];
+        assert.deepEqual(
+          [got.tokens, got.evicted.length, got.overBudget],
+          [want.input_tokens, want.evictions, want.over_budget],
+          `trace ${i}, call ${want.index}`,
+        );
+        compared++;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      pool.add(m);
+    }
+    pool.free();
+  }
+  assert.ok(compared > 300, `${compared} calls compared`);
+});
+
 test("token counts equal the native CLI's on every tau-bench trace", () => {
   const inspect = cli("inspect", TAU, "--model", "gpt-4o", "--json");
   tau.forEach((record, i) => {

@@ -366,6 +366,13 @@ class MemoryPool:
         self._last["over_budget"] = self._last["tokens"] > self.stats()["budget"]
         return out
 
+    def prepare(self) -> None:
+        """Does now the value work the next ``context()`` would do first (the analysis of the
+        messages added since the last ranking, and of what the agent's replies used): call it
+        while the agent waits for the model, e.g. ``loop.call_soon(pool.prepare)``. Contexts
+        are the same whether or not it is called; only when the work is done changes."""
+        self._raw.prepare()
+
     @property
     def last_context(self) -> Optional[Dict[str, Any]]:
         """Tokens, budget and what the latest ``context()`` dropped, compressed or retrieved."""

@@ -99,6 +99,18 @@ impl Engine {
         &self.state.value
     }
 
+    /// Does now the value work the next decision would do first, for a strategy that decides
+    /// by values (for others, nothing: their values are worked out when something asks): the
+    /// value engine's and the reference detector's analysis of the chunks added since the last
+    /// ranking, and the detection of what the agent's outputs used. A live host calls it while
+    /// the agent waits for the model, so that the next `context` need not (the npm package
+    /// does it after every `context()`). Decisions are the same whether or not it is called.
+    pub fn prepare(&mut self) {
+        if self.state.reads_values {
+            self.state.catch_up();
+        }
+    }
+
     /// Number of decisions made so far (the index of the next call).
     pub fn calls(&self) -> u32 {
         self.state.call

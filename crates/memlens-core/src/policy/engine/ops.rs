@@ -293,6 +293,10 @@ impl State {
             Status::Dropped => restores,
             Status::Active | Status::Archived => true,
         };
+        if self.reads_values && !self.backlog.is_empty() && !self.items.iter().all(keep) {
+            // Queued work reads held items (`Deferred::AddHeld`): done before any goes.
+            self.catch_up();
+        }
         // One pass over the items (this runs after every call): what goes is counted, and a
         // forgetting engine keeps it to forget.
         let forgetting = self.forgetting;

@@ -62,9 +62,19 @@ pub(crate) struct Summary {
 /// Value-engine and detector work queued by [`State::add`] (see `State::backlog`).
 #[derive(Debug, Clone)]
 pub(crate) enum Deferred {
-    /// A chunk to add to the value engine (and to the detector's index unless it is an output).
+    /// A chunk to add to the value engine (and to the detector's index unless it is an output),
+    /// copied: a strategy that reads no values may compact its item away before the work is done.
     Add {
         chunk: Box<Chunk>,
+        call: u32,
+        time: Option<f64>,
+        observe: bool,
+    },
+    /// The same for the item with sequence number `seq`, which is still held when the work is
+    /// done: a strategy that reads values does its queued work before any item goes
+    /// ([`State::compact`]), so no copy is made.
+    AddHeld {
+        seq: u64,
         call: u32,
         time: Option<f64>,
         observe: bool,
@@ -118,12 +128,15 @@ pub(crate) struct State {
     /// Output chunks of the current agent message, detected together on the next non-output
     /// chunk or call.
     pub(crate) pending_outputs: Vec<Chunk>,
-    /// Value-engine and reference-detector work not done yet, in order. Only the value
-    /// strategy reads values to decide; for the others this work waits until something reads
-    /// them (an explanation, a label), so their per-turn cost is the decision's alone.
+    /// Value-engine and reference-detector work not done yet, in order. It waits until
+    /// something reads values (a ranking, an explanation, a label) or the host has time for it
+    /// ([`State::catch_up`]): a turn that needs no values costs the decision alone, whatever
+    /// the strategy.
     pub(crate) backlog: Vec<Deferred>,
-    /// Whether the strategy reads values to decide (then `backlog` is worked off at once).
-    pub(crate) eager_values: bool,
+    /// Whether the strategy (or one of its rules) reads values to decide: then queued work is
+    /// done before any item goes (`State::compact`) and none is ever dropped (`State::forget`),
+    /// so its values are those of work done on arrival.
+    pub(crate) reads_values: bool,
     /// The archive's retrieval index (MemLens recall: BM25 with query expansion from the
     /// conversation and session cues), one document per chunk.
     pub(crate) recall: RecallIndex,
@@ -160,12 +173,12 @@ const REBUILD_AFTER_FORGOTTEN: usize = 1024;
 
 impl State {
     /// Fresh bookkeeping for a policy. Fails only on an invalid protection pattern.
-    /// `eager_values`: the strategy reads values to decide, so value work is done on arrival.
+    /// `reads_values`: the strategy reads values to decide (see `State::reads_values`).
     pub(crate) fn new(
         config: PolicyConfig,
         options: EngineOptions,
         counter: TokenCounter,
-        eager_values: bool,
+        reads_values: bool,
     ) -> Result<State, PolicyError> {
         let patterns = config
             .protect
@@ -197,7 +210,7 @@ impl State {
             detector: Detector::new(),
             pending_outputs: Vec::new(),
             backlog: Vec::new(),
-            eager_values,
+            reads_values,
             recall: RecallIndex::new(),
             summaries: Vec::new(),
             latest_time: None,
@@ -288,17 +301,7 @@ impl State {
         if let Some(t) = time {
             self.latest_time = Some(self.latest_time.map_or(t, |l| l.max(t)));
         }
-        if self.eager_values {
-            // The backlog is empty here (work is done as it comes): no copy to queue.
-            self.add_values(chunk, self.call, time, observe);
-        } else {
-            self.backlog.push(Deferred::Add {
-                chunk: Box::new(chunk.clone()),
-                call: self.call,
-                time,
-                observe,
-            });
-        }
+        self.queue_value_work(chunk, time, observe);
         // Only an archive is ever searched: without offload the index would be dead weight.
         if self.config.offload.is_some() {
             if matches!(chunk.category, Category::ToolCall | Category::ToolResult)
@@ -338,6 +341,27 @@ impl State {
         }
     }
 
+    /// Queues the value engine's (and, when `observe`, the detector's) work on the chunk being
+    /// added, as item `next_seq` (see [`Deferred`]).
+    fn queue_value_work(&mut self, chunk: &Chunk, time: Option<f64>, observe: bool) {
+        let call = self.call;
+        self.backlog.push(if self.reads_values {
+            Deferred::AddHeld {
+                seq: self.next_seq,
+                call,
+                time,
+                observe,
+            }
+        } else {
+            Deferred::Add {
+                chunk: Box::new(chunk.clone()),
+                call,
+                time,
+                observe,
+            }
+        });
+    }
+
     /// Runs the reference detector on the buffered output chunks of the last agent message: the
     /// earlier chunks they used gain popularity.
     pub(crate) fn flush_outputs(&mut self) {
@@ -351,17 +375,19 @@ impl State {
         });
     }
 
-    /// Queues value-engine and detector work; the value strategy does it at once.
+    /// Queues value-engine and detector work (see `State::backlog`).
     fn defer(&mut self, work: Deferred) {
         self.backlog.push(work);
-        if self.eager_values {
-            self.catch_up();
-        }
     }
 
     /// Does the queued work, in order: exactly what adding and detecting eagerly would have done.
     pub(crate) fn catch_up(&mut self) {
-        for work in std::mem::take(&mut self.backlog) {
+        if self.backlog.is_empty() {
+            return;
+        }
+        // Drained in place: the queue keeps its allocation for the next turn's work.
+        let mut backlog = std::mem::take(&mut self.backlog);
+        for work in backlog.drain(..) {
             match work {
                 Deferred::Add {
                     chunk,
@@ -369,6 +395,22 @@ impl State {
                     time,
                     observe,
                 } => self.add_values(&chunk, call, time, observe),
+                Deferred::AddHeld {
+                    seq,
+                    call,
+                    time,
+                    observe,
+                } => {
+                    let held = self.items.binary_search_by_key(&seq, |it| it.seq);
+                    debug_assert!(held.is_ok(), "queued work's item {seq} went first");
+                    if let Ok(i) = held {
+                        let chunk = &self.items[i].chunk;
+                        if observe {
+                            self.detector.observe(chunk);
+                        }
+                        self.value.add(chunk, call, time);
+                    }
+                }
                 Deferred::Outputs { call, chunks } => {
                     let refs: Vec<&Chunk> = chunks.iter().collect();
                     for r in self.detector.outputs(call, &refs) {
@@ -377,6 +419,7 @@ impl State {
                 }
             }
         }
+        self.backlog = backlog;
     }
 
     /// A chunk into the value engine, and into the detector's index when `observe`.
@@ -426,10 +469,18 @@ impl State {
                 self.unit_of_call_id.remove(call_id);
             }
         }
+        if self.reads_values {
+            // Values decide here: nothing queued is dropped (`compact` already did the work of
+            // the items that went; this is every other path), so the value engine and the
+            // detector hold what they would hold had nothing waited.
+            self.catch_up();
+        }
         // Work queued for strategies that do not read values: a forgotten chunk's is dropped
         // (its uses by outputs not yet detected are not counted).
         self.backlog.retain_mut(|work| match work {
             Deferred::Add { chunk, .. } => !gone.contains(&chunk.id),
+            // Only strategies that read values queue these, and they caught up above.
+            Deferred::AddHeld { .. } => true,
             Deferred::Outputs { chunks, .. } => {
                 chunks.retain(|c| !gone.contains(&c.id));
                 !chunks.is_empty()

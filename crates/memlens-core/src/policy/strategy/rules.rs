@@ -59,6 +59,8 @@ pub(crate) fn by_value_per_token(s: &mut State, query: &str) -> Ranked {
     // size. In a conversation the turns are alike in size and per token only gives up the longer,
     // more informative ones: on LoCoMo and on the conversations written for MemLens, value alone
     // keeps far more of what later questions need (BENCHMARKS.md).
+    // The value work queued since the last ranking (or the host's last `Engine::prepare`) first.
+    s.catch_up();
     let unset = if s.saw_tools { 1.0 } else { 0.0 };
     let exponent = s
         .config
@@ -169,10 +171,7 @@ impl State {
             }
             let order = match self.config.quota_order {
                 QuotaOrder::Oldest => Ranked::in_order(self.active_units()),
-                QuotaOrder::Value => {
-                    self.catch_up();
-                    by_value_per_token(self, query)
-                }
+                QuotaOrder::Value => by_value_per_token(self, query),
             };
             for (_, members) in order {
                 if used <= cap {

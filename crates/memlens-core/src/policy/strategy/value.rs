@@ -78,6 +78,28 @@ mod tests {
     }
 
     #[test]
+    fn value_work_queued_for_a_chunk_is_done_before_its_item_goes() {
+        // Under budget nothing ranks, so the chunks' value work waits; then the recorded agent
+        // trims u1 from its history (the simulator's `retain`): the value engine must still get
+        // u1, as it did when the work was done on arrival.
+        let mut s = Script::default();
+        s.msg("sys", System, 10)
+            .content("you are a travel agent")
+            .msg("u1", User, 10)
+            .content("my booking code is ZX81QP for the Leeds flight")
+            .msg("a1", Assistant, 10)
+            .content("found booking ZX81QP");
+        let mut e = engine(builtin("value"), 1_000);
+        for c in &s.chunks {
+            e.add(c);
+        }
+        let _ = e.context(None);
+        e.retain(&[s.id("sys"), s.id("a1")]);
+        let _ = e.context(None);
+        assert!(e.value_engine().contains(s.id("u1")));
+    }
+
+    #[test]
     fn in_a_conversation_both_parties_are_weighed_alike_until_a_tool_is_used() {
         let mut s = Script::default();
         s.msg("sys", System, 10)
