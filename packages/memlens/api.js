@@ -157,7 +157,7 @@ export function makeApi(raw, host = {}) {
         try {
           this.#raw.prepare();
         } catch {
-          // Nothing is lost: the next context does the same work and throws the same error.
+          // No one to report to here: the pool's next call meets the same failure and throws.
         }
       });
     }
