@@ -96,43 +96,16 @@ for (const [dialect, check] of [["openai", checkOpenAI], ["anthropic", checkAnth
   });
 }
 
-test("fed the tau-bench messages turn by turn, the pool decides exactly like `memlens simulate`", () => {
-  for (const policy of ["value", "window", "value-compress", "recall"]) {
-    const sim = cli("simulate", TAU, "--model", "gpt-4o", "--budget", "4000", "--policy", policy, "--json");
-    assert.equal(sim.traces.length, tau.length);
-    let compared = 0;
-    tau.forEach((record, i) => {
-      const pool = new MemoryPool({ model: "gpt-4o", budget: 4000, policy });
-      const calls = sim.traces[i].calls;
-      let call = 0;
-      for (const m of record.traj) {
-        if (m.role === "assistant") {
-          pool.context();
-          const got = pool.lastContext;
-          const want = calls[call++];
-          assert.deepEqual(
-            [got.tokens, got.evicted.length, got.compressed.length, got.overBudget],
-            [want.input_tokens, want.evictions, want.compressions, want.over_budget],
-            `${policy}, trace ${i}, call ${want.index}`,
-          );
-          compared++;
-        }
-        pool.add(m);
-      }
-      assert.equal(call, calls.length);
-      pool.free();
-    });
-    assert.ok(compared > 2000, `${compared} calls compared`);
-  }
-});
-
-test("an agent loop that awaits the model between turns gets the same contexts (value work done while it waits)", async () => {
-  // context() schedules the value work it left queued for when the caller yields; an agent's
-  // loop yields while it awaits the model. The decisions must not depend on it.
-  const sim = cli("simulate", TAU, "--model", "gpt-4o", "--budget", "2000", "--policy", "value", "--json");
+// Feeds the first `count` tau-bench records to a fresh pool each, turn by turn, and checks every
+// call against `memlens simulate` with the same policy and budget. With `yieldEachTurn` the loop
+// awaits a macrotask after each context, as an agent awaiting the model does (the pool does its
+// queued value work then). Returns the number of calls compared.
+async function replayAgainstSimulate(policy, budget, count, yieldEachTurn) {
+  const sim = cli("simulate", TAU, "--model", "gpt-4o", "--budget", String(budget), "--policy", policy, "--json");
+  assert.equal(sim.traces.length, tau.length);
   let compared = 0;
-  for (const [i, record] of tau.slice(0, 40).entries()) {
-    const pool = new MemoryPool({ model: "gpt-4o", budget: 2000, policy: "value" });
+  for (const [i, record] of tau.slice(0, count).entries()) {
+    const pool = new MemoryPool({ model: "gpt-4o", budget, policy });
     const calls = sim.traces[i].calls;
     let call = 0;
     for (const m of record.traj) {
@@ -141,17 +114,32 @@ test("an agent loop that awaits the model between turns gets the same contexts (
         const got = pool.lastContext;
         const want = calls[call++];
         assert.deepEqual(
-          [got.tokens, got.evicted.length, got.overBudget],
-          [want.input_tokens, want.evictions, want.over_budget],
-          `trace ${i}, call ${want.index}`,
+          [got.tokens, got.evicted.length, got.compressed.length, got.overBudget],
+          [want.input_tokens, want.evictions, want.compressions, want.over_budget],
+          `${policy}, trace ${i}, call ${want.index}`,
         );
         compared++;
-        await new Promise((resolve) => setImmediate(resolve));
+        if (yieldEachTurn) await new Promise((resolve) => setImmediate(resolve));
       }
       pool.add(m);
     }
+    assert.equal(call, calls.length);
     pool.free();
   }
+  return compared;
+}
+
+test("fed the tau-bench messages turn by turn, the pool decides exactly like `memlens simulate`", async () => {
+  for (const policy of ["value", "window", "value-compress", "recall"]) {
+    const compared = await replayAgainstSimulate(policy, 4000, tau.length, false);
+    assert.ok(compared > 2000, `${compared} calls compared`);
+  }
+});
+
+test("an agent loop that awaits the model between turns gets the same contexts (value work done while it waits)", async () => {
+  // context() schedules the value work it left queued for when the caller yields; an agent's
+  // loop yields while it awaits the model. The decisions must not depend on it.
+  const compared = await replayAgainstSimulate("value", 2000, 40, true);
   assert.ok(compared > 300, `${compared} calls compared`);
 });
 

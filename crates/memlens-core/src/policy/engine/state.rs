@@ -394,7 +394,14 @@ impl State {
                     call,
                     time,
                     observe,
-                } => self.add_values(&chunk, call, time, observe),
+                } => add_values(
+                    &mut self.detector,
+                    &mut self.value,
+                    &chunk,
+                    call,
+                    time,
+                    observe,
+                ),
                 Deferred::AddHeld {
                     seq,
                     call,
@@ -405,10 +412,14 @@ impl State {
                     debug_assert!(held.is_ok(), "queued work's item {seq} went first");
                     if let Ok(i) = held {
                         let chunk = &self.items[i].chunk;
-                        if observe {
-                            self.detector.observe(chunk);
-                        }
-                        self.value.add(chunk, call, time);
+                        add_values(
+                            &mut self.detector,
+                            &mut self.value,
+                            chunk,
+                            call,
+                            time,
+                            observe,
+                        );
                     }
                 }
                 Deferred::Outputs { call, chunks } => {
@@ -420,14 +431,6 @@ impl State {
             }
         }
         self.backlog = backlog;
-    }
-
-    /// A chunk into the value engine, and into the detector's index when `observe`.
-    fn add_values(&mut self, chunk: &Chunk, call: u32, time: Option<f64>, observe: bool) {
-        if observe {
-            self.detector.observe(chunk);
-        }
-        self.value.add(chunk, call, time);
     }
 
     fn new_unit(&mut self) -> u32 {
@@ -545,4 +548,20 @@ fn compiled(pattern: &str) -> Result<Regex, PolicyError> {
     }
     cache.insert(pattern.to_string(), regex.clone());
     Ok(regex)
+}
+
+/// A chunk into the value engine, and into the detector's index when `observe` (fields, not
+/// `&mut State`: a held item's chunk is borrowed from the state's items meanwhile).
+fn add_values(
+    detector: &mut Detector,
+    value: &mut ValueEngine,
+    chunk: &Chunk,
+    call: u32,
+    time: Option<f64>,
+    observe: bool,
+) {
+    if observe {
+        detector.observe(chunk);
+    }
+    value.add(chunk, call, time);
 }
