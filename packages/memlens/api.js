@@ -17,6 +17,8 @@ export function makeApi(raw, host = {}) {
     #summaries = new Map();
     // Message index -> the patched object the latest context sent for it (see #decide).
     #patches = new Map();
+    // The latest context's message references (see #decide): valid until the next context.
+    #refs = new Uint32Array(256);
     #last = null;
     #traceFile;
     #prepareQueued = false;
@@ -121,24 +123,35 @@ export function makeApi(raw, host = {}) {
       if (query !== undefined && typeof query !== "string") throw new TypeError("query must be a string");
       const raw = this.#pool();
       const c = JSON.parse(raw.contextJson(query));
-      // The message references come apart as a Uint32Array: copying them costs less than
-      // parsing hundreds of numbers from the text.
-      c.refs = raw.contextRefs();
-      // A patched message sent again unchanged comes as its index only: it is the object the
-      // previous context had. Only this context's patches are kept for the next.
-      const patches = new Map();
-      for (let i = 0; i < c.extras.length; i++) {
-        const extra = c.extras[i];
-        if (extra.kind === "samePatch") {
-          const value = this.#patches.get(extra.message);
-          if (value === undefined) throw new Error(`memlens: patched message ${extra.message} is not held (a bug)`);
-          c.extras[i] = { kind: "patched", message: extra.message, value };
-          patches.set(extra.message, value);
-        } else if (extra.kind === "patched") {
-          patches.set(extra.message, extra.value);
-        }
+      // The message references come apart as numbers: copying them costs less than parsing
+      // hundreds of numbers from the text. One array serves every context (grown when a
+      // context has more): a new one per context was garbage for the collector every turn.
+      let count = raw.fillContextRefs(this.#refs);
+      if (count > this.#refs.length) {
+        this.#refs = new Uint32Array(Math.max(count, 2 * this.#refs.length));
+        count = raw.fillContextRefs(this.#refs);
       }
-      this.#patches = patches;
+      c.refs = this.#refs.subarray(0, count);
+      // A patched message sent again unchanged comes as its index only: it is the object the
+      // previous context had. Only this context's patches are kept for the next; most contexts
+      // patch nothing, and the emptied map serves the next one.
+      if (c.extras.length === 0) {
+        this.#patches.clear();
+      } else {
+        const patches = new Map();
+        for (let i = 0; i < c.extras.length; i++) {
+          const extra = c.extras[i];
+          if (extra.kind === "samePatch") {
+            const value = this.#patches.get(extra.message);
+            if (value === undefined) throw new Error(`memlens: patched message ${extra.message} is not held (a bug)`);
+            c.extras[i] = { kind: "patched", message: extra.message, value };
+            patches.set(extra.message, value);
+          } else if (extra.kind === "patched") {
+            patches.set(extra.message, extra.value);
+          }
+        }
+        this.#patches = patches;
+      }
       this.#appendTrace(false);
       this.#prepareAfterYield();
       return c;
@@ -201,6 +214,8 @@ export function makeApi(raw, host = {}) {
     /** Like `context()`, producing summaries with the summarizer given to the constructor. */
     async contextAsync(options) {
       const c = this.#decide(options);
+      // Its own copy: another context may be decided while the summarizer runs.
+      c.refs = c.refs.slice();
       const texts = new Map();
       let delta = 0;
       for (const extra of c.extras) {

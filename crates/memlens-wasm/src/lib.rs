@@ -232,6 +232,18 @@ impl RawPool {
         self.refs.clone()
     }
 
+    /// Copies the latest context's `refs` into `out` when it has room for them; returns how
+    /// many there are (when more than `out.length`, nothing was copied: call again with a
+    /// larger array). The package keeps one array for every context: a new `Uint32Array` per
+    /// context ([`RawPool::context_refs`]) left a buffer for the garbage collector each turn.
+    #[wasm_bindgen(js_name = fillContextRefs)]
+    pub fn fill_context_refs(&self, out: &mut [u32]) -> u32 {
+        if let Some(head) = out.get_mut(..self.refs.len()) {
+            head.copy_from_slice(&self.refs);
+        }
+        self.refs.len() as u32
+    }
+
     /// Does now the value work the next context would do first (`Pool::prepare`): the package
     /// calls it after each context, once the agent's code has yielded.
     pub fn prepare(&mut self) {

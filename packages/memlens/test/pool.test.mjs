@@ -157,6 +157,25 @@ test("token counts equal the native CLI's on every tau-bench trace", () => {
   assert.equal(countTokens(text, "gpt-4o"), countTokens(text, "o200k_base"));
 });
 
+test("a context longer than any before it is every message, in order (the references' array grows)", () => {
+  const pool = new MemoryPool({ model: "gpt-4o", budget: 10_000_000, policy: "keep-all" });
+  const added = [];
+  for (const record of tau.slice(0, 40)) {
+    for (const m of record.traj) {
+      if (m.role === "system" && added.length > 0) continue;
+      pool.add(m);
+      added.push(m);
+      // Every context is read: the pool's array starts small and must grow as the run does.
+      if (added.length % 97 === 0) assert.equal(pool.context().length, added.length);
+    }
+  }
+  assert.ok(added.length > 1000, `${added.length} messages`);
+  const context = pool.context();
+  assert.equal(context.length, added.length);
+  assert.ok(context.every((m, i) => m === added[i]), "the very objects added, in order");
+  pool.free();
+});
+
 test("a value nested too deep is an Error, not a trap that breaks the module", () => {
   // 100,000 levels: converting it recursively would overflow the wasm stack (issue 15).
   let deep = "bottom";
