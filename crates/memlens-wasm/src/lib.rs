@@ -26,7 +26,7 @@ static TALC: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocato
 
 /// Grows the module's memory ahead of need, while the agent waits (from `prepare`). Talc grows
 /// it by what the one allocation that found no room needs, a 64 KiB page or so at a time, and in
-/// Node a grow inside a turn took about 0.2 ms (BENCHMARKS.md). When the memory grew since the
+/// Node a grow inside a turn took a few tenths of a millisecond (BENCHMARKS.md). When the memory grew since the
 /// last call, a block of an eighth of it (1 MiB at least) is allocated and freed: the allocator
 /// grows once, and the block stays free memory for the allocations to come.
 fn grow_memory_ahead() {
@@ -38,8 +38,12 @@ fn grow_memory_ahead() {
         let pages = core::arch::wasm32::memory_size::<0>();
         if pages > MEMORY_PAGES.load(Relaxed) {
             let bytes = (pages * 65536 / 8).max(1 << 20);
-            // Kept opaque: an allocation nothing reads could be left out by the optimizer.
-            drop(std::hint::black_box(Vec::<u8>::with_capacity(bytes)));
+            // Fallible: near the memory's limit the block is not had, and nothing else changes.
+            let mut block: Vec<u8> = Vec::new();
+            if block.try_reserve_exact(bytes).is_ok() {
+                // Kept opaque: an allocation nothing reads could be left out by the optimizer.
+                drop(std::hint::black_box(block));
+            }
             MEMORY_PAGES.store(core::arch::wasm32::memory_size::<0>(), Relaxed);
         }
     }
@@ -176,7 +180,7 @@ impl RawPool {
 
     /// Decides the next context, as JSON text the package parses: `{extras, tokens,
     /// fullTokens, overBudget, compressed, evicted, retrieved, releasedMessages}`; its `refs`
-    /// come apart, from [`RawPool::context_refs`]. `refs[i] < 2^31` is the index of a message
+    /// come apart, from [`RawPool::fill_context_refs`] (or [`RawPool::context_refs`]). `refs[i] < 2^31` is the index of a message
     /// sent unchanged, otherwise `extras[refs[i] - 2^31]` is a patched message, a summary to
     /// produce, or `{kind: "samePatch", message}`: the patched message the previous context sent
     /// for that message, unchanged (the package keeps them). Unchanged messages are never copied
