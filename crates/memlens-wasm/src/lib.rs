@@ -180,7 +180,7 @@ impl RawPool {
 
     /// Decides the next context, as JSON text the package parses: `{extras, tokens,
     /// fullTokens, overBudget, compressed, evicted, retrieved, releasedMessages}`; its `refs`
-    /// come apart, from [`RawPool::fill_context_refs`] (or [`RawPool::context_refs`]). `refs[i] < 2^31` is the index of a message
+    /// come apart, from [`RawPool::fill_context_refs`]. `refs[i] < 2^31` is the index of a message
     /// sent unchanged, otherwise `extras[refs[i] - 2^31]` is a patched message, a summary to
     /// produce, or `{kind: "samePatch", message}`: the patched message the previous context sent
     /// for that message, unchanged (the package keeps them). Unchanged messages are never copied
@@ -249,18 +249,12 @@ impl RawPool {
         .map_err(js_err)
     }
 
-    /// The latest context's `refs` (see [`RawPool::context_json`]), as a `Uint32Array`: one
-    /// copy of the numbers instead of parsing them from the JSON text, where they were most of
-    /// it (a value context holds hundreds of messages; BENCHMARKS.md).
-    #[wasm_bindgen(js_name = contextRefs)]
-    pub fn context_refs(&self) -> Vec<u32> {
-        self.refs.clone()
-    }
-
     /// Copies the latest context's `refs` into `out` when it has room for them; returns how
     /// many there are (when more than `out.length`, nothing was copied: call again with a
-    /// larger array). The package keeps one array for every context: a new `Uint32Array` per
-    /// context ([`RawPool::context_refs`]) left a buffer for the garbage collector each turn.
+    /// larger array): one copy of the numbers instead of parsing them from the JSON text, where
+    /// they were most of it (a value context holds hundreds of messages). The package keeps one
+    /// array for every context: a new `Uint32Array` per context left a buffer for the garbage
+    /// collector each turn (BENCHMARKS.md).
     #[wasm_bindgen(js_name = fillContextRefs)]
     pub fn fill_context_refs(&self, out: &mut [u32]) -> u32 {
         if let Some(head) = out.get_mut(..self.refs.len()) {
