@@ -273,6 +273,10 @@ pub struct Pool {
     messages: Vec<Option<Box<StoredMessage>>>,
     /// Chunk id -> message index.
     chunk_message: Vec<u32>,
+    /// Message index -> its number of chunks while held, 0 once released: rendering checks a
+    /// message sent whole against it without reading the stored message (each read was a
+    /// cache miss, for every message of every context).
+    message_parts: Vec<u32>,
     pending: Option<PendingCall>,
     last: Option<Decision>,
     pool_tokens: u64,
@@ -379,6 +383,7 @@ impl Pool {
             price,
             messages: Vec::new(),
             chunk_message: Vec::new(),
+            message_parts: Vec::new(),
             pending: None,
             last: None,
             pool_tokens: 0,
@@ -523,6 +528,7 @@ impl Pool {
                     .map_or(Category::Other, |c| c.category)
             })
             .collect();
+        self.message_parts.push(ids.len() as u32);
         self.messages.push(Some(Box::new(StoredMessage {
             categories,
             slots: parsed.slots,
@@ -623,6 +629,7 @@ impl Pool {
                 .is_some_and(|stored| self.released[m] as usize == stored.chunks.len());
             if whole {
                 self.messages[m] = None;
+                self.message_parts[m] = 0;
                 self.newly_released.push(m as u32);
             }
         }
@@ -748,15 +755,16 @@ impl Pool {
         entries: &[ContextEntry],
         previous: &mut std::collections::HashMap<u32, (Vec<PartState>, Arc<Value>)>,
     ) -> Option<Rendered> {
-        let stored = self.messages.get(message as usize)?.as_deref()?;
-        // The common case, without allocating: every chunk of the message sent as it was.
-        if entries.len() == stored.chunks.len()
+        // The common case, without allocating or reading the stored message: every chunk of a
+        // held message sent as it was (a released message has no parts, so never matches).
+        if self.message_parts.get(message as usize) == Some(&(entries.len() as u32))
             && entries.iter().all(|e| {
                 e.text.is_none() && matches!(e.form, EntryForm::Original | EntryForm::Retrieved)
             })
         {
             return Some(Rendered::Original { message });
         }
+        let stored = self.messages.get(message as usize)?.as_deref()?;
         let states: Vec<PartState> = stored
             .chunks
             .iter()

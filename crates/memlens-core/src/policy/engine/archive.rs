@@ -94,14 +94,14 @@ impl State {
         // question it answered) when that fits, and is given up otherwise.
         taken.sort_unstable();
         let mut first = (0..self.items.len())
-            .find(|&i| self.active(i) && self.items[i].chunk.category != Category::System)
+            .find(|&i| self.active(i) && self.items[i].category != Category::System)
             .unwrap_or(usize::MAX);
         let mut chosen: Vec<u32> = Vec::new();
         for (start, tokens, unit) in taken {
-            if start < first && self.items[start].chunk.category != Category::User {
+            if start < first && self.items[start].category != Category::User {
                 let lead = (0..start).rev().find(|&j| {
                     self.items[j].status == Status::Archived
-                        && self.items[j].chunk.category == Category::User
+                        && self.items[j].category == Category::User
                 });
                 let lead_unit = lead
                     .map(|j| self.items[j].unit)
@@ -128,7 +128,7 @@ impl State {
             d.retrieved.extend(
                 members(&archived, unit)
                     .iter()
-                    .map(|&(_, j)| self.items[j].chunk.id),
+                    .map(|&(_, j)| self.items[j].id),
             );
         }
     }

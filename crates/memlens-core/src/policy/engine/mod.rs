@@ -183,7 +183,7 @@ impl Engine {
 
     /// Every chunk the engine holds, in arrival order (see [`Engine::chunk`]).
     pub fn held_chunks(&self) -> impl Iterator<Item = &Chunk> {
-        self.state.items.iter().map(|it| &it.chunk)
+        self.state.items.iter().map(|it| &*it.chunk)
     }
 
     /// Chunks the value engine holds now (without working off queued value work): for a

@@ -54,7 +54,7 @@ impl State {
                 .iter()
                 .rev()
                 .take_while(|it| it.message >= m)
-                .filter(|it| it.message == m && it.chunk.category == Category::User)
+                .filter(|it| it.message == m && it.category == Category::User)
                 .map(|it| it.chunk.content.as_str())
                 .collect::<Vec<_>>()
                 .join("\n"),
@@ -67,7 +67,7 @@ impl State {
         if it.pinned {
             return true;
         }
-        if self.newest_user == Some(it.message) && it.chunk.category == Category::User {
+        if self.newest_user == Some(it.message) && it.category == Category::User {
             return true;
         }
         let recent = self.config.protect.recent_messages;
@@ -128,7 +128,7 @@ impl State {
             if self.items[i].status == Status::Active {
                 self.items[i].status = to;
                 freed += u64::from(self.items[i].tokens);
-                d.evicted.push(self.items[i].chunk.id);
+                d.evicted.push(self.items[i].id);
             }
         }
         freed
@@ -158,7 +158,7 @@ impl State {
         }
         self.items[i].compressed = Some((kind, text.into()));
         self.items[i].echo_keys = None;
-        d.compressed.push(self.items[i].chunk.id);
+        d.compressed.push(self.items[i].id);
         saved
     }
 
@@ -180,12 +180,12 @@ impl State {
     ) -> Vec<(u32, u64, Category)> {
         let mut out: Vec<(u32, u64, Category)> = Vec::new();
         for it in self.items.iter().filter(|it| keep(it.status)) {
-            if it.chunk.category == Category::System {
+            if it.category == Category::System {
                 continue;
             }
             match out.last_mut() {
                 Some((m, t, _)) if *m == it.message => *t += u64::from(it.tokens),
-                _ => out.push((it.message, u64::from(it.tokens), it.chunk.category)),
+                _ => out.push((it.message, u64::from(it.tokens), it.category)),
             }
         }
         out
@@ -203,7 +203,7 @@ impl State {
     pub(crate) fn system_tokens(&self) -> u64 {
         self.items
             .iter()
-            .filter(|it| it.status != Status::Gone && it.chunk.category == Category::System)
+            .filter(|it| it.status != Status::Gone && it.category == Category::System)
             .map(|it| u64::from(it.tokens))
             .sum()
     }
@@ -216,12 +216,12 @@ impl State {
         d: &mut Decision,
     ) {
         for it in &mut self.items {
-            if it.status == Status::Gone || it.chunk.category == Category::System {
+            if it.status == Status::Gone || it.category == Category::System {
                 continue;
             }
             let keep = kept.contains(&it.message);
             if !keep && it.status == Status::Active {
-                d.evicted.push(it.chunk.id);
+                d.evicted.push(it.id);
             }
             it.status = if keep {
                 Status::Active
@@ -256,13 +256,13 @@ impl State {
             if it.status == Status::Gone {
                 continue;
             }
-            full += u64::from(it.chunk.tokens);
+            full += u64::from(it.chunk_tokens);
             let (form, text) = match (it.status, &it.compressed) {
                 (Status::Active, None) => (EntryForm::Original, None),
                 (Status::Active, Some((kind, text))) => {
                     (EntryForm::Compressed { kind: *kind }, Some(text.clone()))
                 }
-                (Status::Archived, _) if retrieved.contains(&it.chunk.id) => (
+                (Status::Archived, _) if retrieved.contains(&it.id) => (
                     EntryForm::Retrieved,
                     it.compressed.as_ref().map(|c| c.1.clone()),
                 ),
@@ -270,7 +270,7 @@ impl State {
             };
             tokens += u64::from(it.tokens);
             d.entries.push(ContextEntry {
-                chunk: Some(it.chunk.id),
+                chunk: Some(it.id),
                 tokens: it.tokens,
                 form,
                 text,
@@ -307,14 +307,14 @@ impl State {
                 return true;
             }
             if it.status == Status::Dropped {
-                freed += u64::from(it.chunk.tokens);
+                freed += u64::from(it.chunk_tokens);
             }
             if forgetting {
                 // A tool result's call id: the pair is complete, the id is not looked up again.
-                let call_id = (it.chunk.category == Category::ToolResult)
+                let call_id = (it.category == Category::ToolResult)
                     .then(|| it.chunk.meta.tool_call_id.take())
                     .flatten();
-                removed.push((it.chunk.id, call_id));
+                removed.push((it.id, call_id));
             }
             false
         });

@@ -29,7 +29,13 @@ pub(crate) enum Status {
 
 #[derive(Debug, Clone)]
 pub(crate) struct Item {
-    pub(crate) chunk: Chunk,
+    /// Boxed: every call walks the items (emit, compaction, eviction), and a chunk inline made
+    /// an item 376 bytes, six cache lines, of which the walks read a few fields (BENCHMARKS.md).
+    pub(crate) chunk: Box<Chunk>,
+    /// The chunk's id, category and tokens (before compression), copied from it for the walks.
+    pub(crate) id: ChunkId,
+    pub(crate) category: Category,
+    pub(crate) chunk_tokens: u32,
     /// Tokens now (after compression).
     pub(crate) tokens: u32,
     /// Its compressed text, shared with the contexts that send it: as a `String` it was copied
@@ -323,7 +329,10 @@ impl State {
         }
         self.next_seq += 1;
         self.items.push(Item {
-            chunk: chunk.clone(),
+            chunk: Box::new(chunk.clone()),
+            id: chunk.id,
+            category: chunk.category,
+            chunk_tokens: chunk.tokens,
             tokens: chunk.tokens,
             compressed: None,
             status: Status::Active,
@@ -443,7 +452,7 @@ impl State {
     pub(crate) fn retain(&mut self, live: &[ChunkId]) {
         let keep: std::collections::HashSet<ChunkId> = live.iter().copied().collect();
         for item in &mut self.items {
-            if item.status != Status::Gone && !keep.contains(&item.chunk.id) {
+            if item.status != Status::Gone && !keep.contains(&item.id) {
                 item.status = Status::Gone;
             }
         }
@@ -451,7 +460,7 @@ impl State {
             .items
             .iter()
             .rev()
-            .find(|it| it.status != Status::Gone && it.chunk.category == Category::User)
+            .find(|it| it.status != Status::Gone && it.category == Category::User)
             .map(|it| it.message);
     }
 
@@ -504,7 +513,7 @@ impl State {
         let old_value = std::mem::replace(&mut self.value, fresh);
         let old_detector = std::mem::take(&mut self.detector);
         for item in &self.items {
-            let id = item.chunk.id;
+            let id = item.id;
             if old_detector.contains(id) {
                 self.detector.observe(&item.chunk);
             }

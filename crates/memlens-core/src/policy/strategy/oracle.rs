@@ -55,7 +55,7 @@ fn select(s: &mut State, future: &HashMap<ChunkId, Vec<u32>>, d: &mut Decision) 
     let next_use = |e: &State, m: &[usize]| -> Option<u32> {
         m.iter()
             .filter_map(|&i| {
-                let uses = future.get(&e.items[i].chunk.id)?;
+                let uses = future.get(&e.items[i].id)?;
                 uses.get(uses.partition_point(|&c| c < now)).copied()
             })
             .min()
@@ -120,14 +120,9 @@ fn select(s: &mut State, future: &HashMap<ChunkId, Vec<u32>>, d: &mut Decision) 
     }
     // The context must start on a user message: bring the user turn that precedes the first
     // kept unit, when it fits (otherwise `start_on_user` drops the leading units).
-    let is_user = |e: &State, m: &[usize]| {
-        m.iter()
-            .any(|&i| e.items[i].chunk.category == Category::User)
-    };
-    let is_system = |e: &State, m: &[usize]| {
-        m.iter()
-            .all(|&i| e.items[i].chunk.category == Category::System)
-    };
+    let is_user = |e: &State, m: &[usize]| m.iter().any(|&i| e.items[i].category == Category::User);
+    let is_system =
+        |e: &State, m: &[usize]| m.iter().all(|&i| e.items[i].category == Category::System);
     if let Some(first) = (0..units.len()).find(|&k| keep[k] && !is_system(s, &units[k].1)) {
         if !is_user(s, &units[first].1) {
             if let Some(u) = (0..first).rev().find(|&k| is_user(s, &units[k].1)) {
@@ -150,7 +145,7 @@ fn select(s: &mut State, future: &HashMap<ChunkId, Vec<u32>>, d: &mut Decision) 
                 Status::Dropped
             };
             if was_active[i] && !keep[k] {
-                d.evicted.push(s.items[i].chunk.id);
+                d.evicted.push(s.items[i].id);
             }
         }
     }

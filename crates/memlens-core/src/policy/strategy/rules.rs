@@ -70,7 +70,7 @@ pub(crate) fn by_value_per_token(s: &mut State, query: &str) -> Ranked {
     let units = unprotected_units(s);
     let ids: Vec<ChunkId> = units
         .iter()
-        .flat_map(|(_, m)| m.iter().map(|&i| s.items[i].chunk.id))
+        .flat_map(|(_, m)| m.iter().map(|&i| s.items[i].id))
         .collect();
     let (call, time) = (s.call, s.latest_time);
     let values = s
@@ -163,7 +163,7 @@ impl State {
             let mut used: u64 = self
                 .items
                 .iter()
-                .filter(|it| it.status == Status::Active && it.chunk.category == category)
+                .filter(|it| it.status == Status::Active && it.category == category)
                 .map(|it| u64::from(it.tokens))
                 .sum();
             if used <= cap {
@@ -179,7 +179,7 @@ impl State {
                 }
                 let in_category: u64 = members
                     .iter()
-                    .filter(|&&i| self.items[i].chunk.category == category && self.active(i))
+                    .filter(|&&i| self.items[i].category == category && self.active(i))
                     .map(|&i| u64::from(self.items[i].tokens))
                     .sum();
                 if in_category > 0 && !self.unit_protected(&members) {
@@ -228,7 +228,7 @@ impl State {
                 break;
             }
             if it.status != Status::Active
-                || it.chunk.category != Category::ToolResult
+                || it.category != Category::ToolResult
                 || it.compressed.is_some()
                 || !self.compressible(i)
             {
@@ -268,7 +268,7 @@ impl State {
             let seen = it.added_call < self.call;
             let cleared = matches!(it.compressed, Some((CompressKind::Clear, _)));
             if it.status != Status::Active
-                || it.chunk.category != Category::ToolResult
+                || it.category != Category::ToolResult
                 || !seen
                 || cleared
                 || self.protected(i)
@@ -316,7 +316,7 @@ impl State {
         self.catch_up();
         let ids: Vec<ChunkId> = units
             .iter()
-            .flat_map(|m| m.iter().map(|&i| self.items[i].chunk.id))
+            .flat_map(|m| m.iter().map(|&i| self.items[i].id))
             .collect();
         let (call, time) = (self.call, self.latest_time);
         let values =
@@ -340,7 +340,7 @@ impl State {
         for i in 0..self.items.len() {
             let it = &self.items[i];
             if it.status == Status::Active
-                && it.chunk.category == Category::ToolResult
+                && it.category == Category::ToolResult
                 && self.uncompressed(i)
                 && it.added_call + after < self.call
                 && !self.protected(i)
@@ -394,7 +394,7 @@ impl State {
             .filter(|m| {
                 m.iter().all(|&i| {
                     let it = &self.items[i];
-                    it.chunk.category == Category::Assistant && it.added_call < call
+                    it.category == Category::Assistant && it.added_call < call
                 })
             })
             .filter(|m| !self.unit_protected(m))
@@ -503,7 +503,7 @@ impl State {
         let mut live: Vec<u32> = self
             .items
             .iter()
-            .filter(|it| it.status == Status::Active && it.chunk.category != Category::System)
+            .filter(|it| it.status == Status::Active && it.category != Category::System)
             .map(|it| it.message)
             .collect();
         live.dedup();
@@ -545,8 +545,7 @@ impl State {
                 return self.set_compressed(i, CompressKind::Dedupe, text, d);
             }
         }
-        if let (Some(json), Category::ToolResult | Category::ToolCall) =
-            (&rules.json, it.chunk.category)
+        if let (Some(json), Category::ToolResult | Category::ToolCall) = (&rules.json, it.category)
         {
             if let Some(text) = compact_json(content, json) {
                 return self.set_compressed(i, CompressKind::Json, text, d);
@@ -582,7 +581,7 @@ impl State {
         self.summaries.push(Summary {
             at: self.items[first].seq,
             tokens: summary_tokens,
-            covers: items.iter().map(|&i| self.items[i].chunk.id).collect(),
+            covers: items.iter().map(|&i| self.items[i].id).collect(),
             active: true,
         });
     }
@@ -638,7 +637,7 @@ impl State {
             .copied()
             .filter(|&i| self.active(i))
             .min()
-            .map(|i| self.items[i].chunk.category);
+            .map(|i| self.items[i].category);
         match first {
             Some(Category::System) => true,
             Some(Category::User) | None => false,

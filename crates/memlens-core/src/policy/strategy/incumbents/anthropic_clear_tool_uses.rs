@@ -28,7 +28,7 @@ impl Strategy for AnthropicClearToolUses {
             .filter(|&i| {
                 let it = &s.items[i];
                 it.status == Status::Active
-                    && it.chunk.category == Category::ToolResult
+                    && it.category == Category::ToolResult
                     && !it
                         .chunk
                         .meta
@@ -65,7 +65,7 @@ impl Strategy for AnthropicClearToolUses {
                 let unit = s.items[i].unit;
                 for j in 0..s.items.len() {
                     if s.items[j].unit == unit
-                        && s.items[j].chunk.category == Category::ToolCall
+                        && s.items[j].category == Category::ToolCall
                         && s.items[j].compressed.is_none()
                     {
                         let _ = s.set_compressed(j, CompressKind::Clear, "{}".into(), d);

@@ -42,7 +42,7 @@ impl Strategy for LangchainTrim {
         s.keep_messages(&kept, d);
         if !lc.include_system {
             for it in &mut s.items {
-                if it.chunk.category == Category::System && it.status == Status::Active {
+                if it.category == Category::System && it.status == Status::Active {
                     it.status = Status::Dropped;
                 }
             }

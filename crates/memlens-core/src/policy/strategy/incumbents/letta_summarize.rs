@@ -48,14 +48,12 @@ impl Strategy for LettaSummarize {
             }
             let items: Vec<usize> = (0..s.items.len())
                 .filter(|&i| s.active(i) && chosen.contains(&s.items[i].message))
-                .filter(|&i| s.items[i].chunk.category != Category::System)
+                .filter(|&i| s.items[i].category != Category::System)
                 .collect();
             if items.len()
                 == s.items
                     .iter()
-                    .filter(|it| {
-                        it.status == Status::Active && it.chunk.category != Category::System
-                    })
+                    .filter(|it| it.status == Status::Active && it.category != Category::System)
                     .count()
             {
                 break;
@@ -69,8 +67,8 @@ impl Strategy for LettaSummarize {
             }
             for &i in &items {
                 s.items[i].status = Status::Dropped;
-                d.evicted.push(s.items[i].chunk.id);
-                covers.push(s.items[i].chunk.id);
+                d.evicted.push(s.items[i].id);
+                covers.push(s.items[i].id);
             }
             let summary_tokens = ((covered_tokens as f64 * model.ratio).ceil() as u32).max(1);
             d.summary_cost_usd += self.model.cost_usd(covered_tokens, summary_tokens);

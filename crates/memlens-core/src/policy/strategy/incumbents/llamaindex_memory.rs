@@ -70,7 +70,7 @@ impl Strategy for LlamaindexMemory {
         for it in &mut s.items {
             if it.status == Status::Active && flushed_all.contains(&it.message) {
                 it.status = Status::Dropped;
-                d.evicted.push(it.chunk.id);
+                d.evicted.push(it.id);
             }
         }
     }

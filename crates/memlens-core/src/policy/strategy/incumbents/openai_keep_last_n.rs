@@ -22,13 +22,13 @@ impl Strategy for OpenaiKeepLastN {
     fn decide(&self, s: &mut State, _query: &str, d: &mut Decision) {
         let n = self.n as usize;
         let live: Vec<usize> = (0..s.items.len())
-            .filter(|&i| s.live(i) && s.items[i].chunk.category != Category::System)
+            .filter(|&i| s.live(i) && s.items[i].category != Category::System)
             .collect();
         let cut = live.len().saturating_sub(n);
         for (k, &i) in live.iter().enumerate() {
             let keep = k >= cut;
             if !keep && s.items[i].status == Status::Active {
-                d.evicted.push(s.items[i].chunk.id);
+                d.evicted.push(s.items[i].id);
             }
             s.items[i].status = if keep {
                 Status::Active
