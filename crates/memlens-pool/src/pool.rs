@@ -150,8 +150,10 @@ pub enum Rendered {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PoolContext {
-    /// What to send, in order.
-    pub items: Vec<Rendered>,
+    /// What to send, in order. Shared with the pool, which extends the list in place at the
+    /// next context when that one only appends (most contexts under budget): a host that still
+    /// holds it then makes the pool copy it.
+    pub items: Arc<Vec<Rendered>>,
     /// Input tokens of the context (reply priming included; planned summary sizes included).
     pub tokens: u64,
     /// Tokens if everything were sent.
@@ -309,6 +311,12 @@ pub struct Pool {
     /// do: the same old tool results stay compressed turn after turn) shares its patched object
     /// instead of cloning and patching the message again. Holds only the latest context's.
     patched: std::collections::HashMap<u32, (Vec<PartState>, Arc<Value>)>,
+    /// The latest context's rendering (`PoolContext::items`), extended at the next context when
+    /// the engine extends its decision.
+    rendered: Arc<Vec<Rendered>>,
+    /// Whether `last` is the latest decision of the engine deciding now (not of the engine a
+    /// `set_policy` replaced), so the next decision may extend it.
+    last_is_engines: bool,
 }
 
 const MAX_WARNINGS: usize = 100;
@@ -400,6 +408,8 @@ impl Pool {
             dropped_forgotten: 0,
             newly_released: Vec::new(),
             patched: Default::default(),
+            rendered: Arc::default(),
+            last_is_engines: false,
         })
     }
 
@@ -454,6 +464,7 @@ impl Pool {
         self.engine = engine;
         // The new policy's contexts are rendered afresh: no patch is shared with the old one's.
         self.patched.clear();
+        self.last_is_engines = false;
         Ok(())
     }
 
@@ -555,12 +566,20 @@ impl Pool {
             self.decisions
                 .push((self.chunk_message.len() as u32, query.map(str::to_string)));
         }
-        let d = self.engine.context(query);
+        // The latest decision is handed back to the engine, which extends it in place when
+        // this context only appends to it; its sizes are kept for the cache's prefix.
+        let mut previous = self.last.take().filter(|_| self.last_is_engines);
+        let prev_len = previous.as_ref().map_or(0, |p| p.entries.len());
+        let (d, extended) = match previous.as_mut() {
+            Some(p) => self.engine.context_after(query, p),
+            None => (self.engine.context(query), false),
+        };
+        self.last_is_engines = true;
         self.decided_chunks = self.chunk_message.len() as u32;
         let mut input: Vec<ChunkId> = Vec::with_capacity(d.entries.len());
         input.extend(d.chunk_ids());
         self.pending = Some(PendingCall { input, usage: None });
-        let items = self.render(&d);
+        let items = self.render(&d, extended.then_some(prev_len));
         self.stats.calls += 1;
         self.stats.context_tokens = d.tokens;
         self.stats.compressed = d.compressed.len() as u32;
@@ -569,15 +588,20 @@ impl Pool {
         self.stats.full_tokens += d.full_tokens;
         if let Some((price, cache)) = &self.price {
             // The prefix shared with the previous context (entry by entry, as the simulator
-            // compares them); keeping everything, the previous context is the prefix.
-            let (prefix, full_prefix) = match &self.last {
+            // compares them: all of it when this one extends it); keeping everything, the
+            // previous context is the prefix.
+            let (prefix, full_prefix) = match &previous {
                 Some(prev) => (
-                    d.entries
-                        .iter()
-                        .zip(&prev.entries)
-                        .take_while(|(a, b)| (a.chunk, a.tokens) == (b.chunk, b.tokens))
-                        .map(|(a, _)| u64::from(a.tokens))
-                        .sum::<u64>(),
+                    if extended {
+                        prev.tokens.saturating_sub(u64::from(REPLY_PRIMING_TOKENS))
+                    } else {
+                        d.entries
+                            .iter()
+                            .zip(&prev.entries)
+                            .take_while(|(a, b)| (a.chunk, a.tokens) == (b.chunk, b.tokens))
+                            .map(|(a, _)| u64::from(a.tokens))
+                            .sum::<u64>()
+                    },
                     prev.full_tokens
                         .saturating_sub(u64::from(REPLY_PRIMING_TOKENS)),
                 ),
@@ -708,13 +732,49 @@ impl Pool {
         self.last.as_ref()
     }
 
-    fn render(&mut self, d: &Decision) -> Vec<Rendered> {
-        // At most one element per entry (a message's entries make one).
-        let mut out = Vec::with_capacity(d.entries.len());
-        let mut previous = std::mem::take(&mut self.patched);
+    /// The context's rendering, kept in `self.rendered`. `extends`: the number of leading
+    /// entries the decision shares with the latest one (it extended that one), whose rendering
+    /// is kept and extended with the rest's.
+    fn render(&mut self, d: &Decision, extends: Option<usize>) -> Arc<Vec<Rendered>> {
+        let mut rendered = std::mem::take(&mut self.rendered);
+        // The kept part must end where a message ends: chunks of one message arrive together,
+        // so new entries start a new message, but a rendering is only extended when it shows.
+        let message_of = |e: &ContextEntry| e.chunk.map(|c| self.chunk_message[c.0 as usize]);
+        let extends = extends.filter(|&k| {
+            k == 0
+                || d.entries.get(k).is_none_or(|next| {
+                    message_of(next).is_none() || message_of(next) != message_of(&d.entries[k - 1])
+                })
+        });
+        match extends {
+            Some(k) => {
+                // New messages have no patches of their own in the latest context.
+                let mut none = std::collections::HashMap::new();
+                let list = Arc::make_mut(&mut rendered);
+                self.render_entries(&d.entries[k..], &mut none, list);
+            }
+            None => {
+                // At most one element per entry (a message's entries make one).
+                let mut list = Vec::with_capacity(d.entries.len());
+                let mut previous = std::mem::take(&mut self.patched);
+                self.render_entries(&d.entries, &mut previous, &mut list);
+                rendered = Arc::new(list);
+            }
+        }
+        self.rendered = Arc::clone(&rendered);
+        rendered
+    }
+
+    /// Renders `entries` (whole messages' runs) onto `out`.
+    fn render_entries(
+        &mut self,
+        entries: &[ContextEntry],
+        previous: &mut std::collections::HashMap<u32, (Vec<PartState>, Arc<Value>)>,
+        out: &mut Vec<Rendered>,
+    ) {
         let mut i = 0;
-        while i < d.entries.len() {
-            let entry = &d.entries[i];
+        while i < entries.len() {
+            let entry = &entries[i];
             let Some(chunk) = entry.chunk else {
                 if let EntryForm::Summary { covers } = &entry.form {
                     let mut messages: Vec<u32> = covers
@@ -733,17 +793,16 @@ impl Pool {
             let message = self.chunk_message[chunk.0 as usize];
             // The run of entries from this message.
             let mut j = i;
-            while j < d.entries.len()
-                && d.entries[j]
+            while j < entries.len()
+                && entries[j]
                     .chunk
                     .is_some_and(|c| self.chunk_message[c.0 as usize] == message)
             {
                 j += 1;
             }
-            out.extend(self.render_message(message, &d.entries[i..j], &mut previous));
+            out.extend(self.render_message(message, &entries[i..j], previous));
             i = j;
         }
-        out
     }
 
     /// One message as the context sends it. A patched message is taken from `previous` (the

@@ -171,12 +171,12 @@ impl RawPool {
         let ctx = self.pool()?.context(query);
         let mut refs = Vec::with_capacity(ctx.items.len());
         let extras = PyList::empty(py);
-        for item in ctx.items {
+        for item in ctx.items.iter() {
             match item {
-                Rendered::Original { message } => refs.push(message),
+                Rendered::Original { message } => refs.push(*message),
                 other => {
                     refs.push(EXTRA | extras.len() as u32);
-                    extras.append(to_py(py, &other)?)?;
+                    extras.append(to_py(py, other)?)?;
                 }
             }
         }

@@ -193,7 +193,7 @@ impl RawPool {
         refs.clear();
         let mut extras = Vec::new();
         let mut previous = std::mem::take(&mut self.sent_patches);
-        for item in &ctx.items {
+        for item in ctx.items.iter() {
             match item {
                 Rendered::Original { message } => refs.push(*message),
                 other => {

@@ -150,6 +150,25 @@ impl Engine {
     /// Decides the context for the next call. `query` is the current query (the newest user
     /// message when `None`).
     pub fn context(&mut self, query: Option<&str>) -> Decision {
+        self.decide(query, None).0
+    }
+
+    /// [`Engine::context`] for a host that keeps the latest decision: `previous` must be the
+    /// decision this engine returned last. When this call's context is that one with only the
+    /// chunks added since appended (no rule changed, evicted or retrieved anything, as most
+    /// calls under budget), its entries are moved out of `previous` and extended instead of
+    /// listing every held chunk again, and the second value is true: the new decision's entries
+    /// start with every entry `previous` had. Otherwise `previous` is left as it was, and the
+    /// second value is false. Decisions are the same either way.
+    pub fn context_after(
+        &mut self,
+        query: Option<&str>,
+        previous: &mut Decision,
+    ) -> (Decision, bool) {
+        self.decide(query, Some(previous))
+    }
+
+    fn decide(&mut self, query: Option<&str>, previous: Option<&mut Decision>) -> (Decision, bool) {
         let s = &mut self.state;
         s.flush_outputs();
         let mut d = Decision {
@@ -168,11 +187,28 @@ impl Engine {
             .or_else(|| s.newest_user_text())
             .unwrap_or_default();
         self.strategy.decide(s, &query, &mut d);
-        s.emit(&mut d);
+        let extended = match previous {
+            Some(previous) if self.strategy.marks_changes() => s.emit_after(previous, &mut d),
+            _ => false,
+        };
+        if extended {
+            // Every test and property run checks the extension against a full listing.
+            #[cfg(debug_assertions)]
+            {
+                let mut full = d.clone();
+                full.entries = Vec::new();
+                let emitted = s.emitted;
+                s.emit(&mut full);
+                s.emitted = emitted;
+                debug_assert_eq!(full, d, "an extended context differs from its full listing");
+            }
+        } else {
+            s.emit(&mut d);
+        }
         d.over_budget = d.tokens > u64::from(s.options.budget);
         s.compact(self.strategy.restores_dropped());
         s.call += 1;
-        d
+        (d, extended)
     }
 
     /// A chunk the engine holds (in the context or archived, or dropped but able to come back).

@@ -9,6 +9,28 @@ use crate::model::{Category, ChunkId};
 use crate::tokens::REPLY_PRIMING_TOKENS;
 use smallvec::SmallVec;
 
+/// The entry a live item sends, if it is in the context (`retrieved`: the chunks brought back
+/// from the archive for this call).
+fn entry_of(it: &Item, retrieved: &std::collections::HashSet<ChunkId>) -> Option<ContextEntry> {
+    let (form, text) = match (it.status, &it.compressed) {
+        (Status::Active, None) => (EntryForm::Original, None),
+        (Status::Active, Some((kind, text))) => {
+            (EntryForm::Compressed { kind: *kind }, Some(text.clone()))
+        }
+        (Status::Archived, _) if retrieved.contains(&it.id) => (
+            EntryForm::Retrieved,
+            it.compressed.as_ref().map(|c| c.1.clone()),
+        ),
+        _ => return None,
+    };
+    Some(ContextEntry {
+        chunk: Some(it.id),
+        tokens: it.tokens,
+        form,
+        text,
+    })
+}
+
 /// The item indices of one unit. Inline up to four: almost every unit is one message, or one
 /// tool call with its result, and units are listed every turn.
 pub(crate) type Members = SmallVec<[usize; 4]>;
@@ -126,6 +148,7 @@ impl State {
         let mut freed = 0;
         for &i in members {
             if self.items[i].status == Status::Active {
+                self.emitted = None;
                 self.items[i].status = to;
                 freed += u64::from(self.items[i].tokens);
                 d.evicted.push(self.items[i].id);
@@ -151,6 +174,7 @@ impl State {
             return 0;
         }
         let saved = u64::from(self.items[i].tokens - tokens);
+        self.emitted = None;
         self.items[i].tokens = tokens;
         // Its archive document is numbered like its `seq` (none without an archive).
         if let Some(t) = self.doc_tokens.get_mut(self.items[i].seq as usize) {
@@ -215,6 +239,7 @@ impl State {
         kept: &std::collections::HashSet<u32>,
         d: &mut Decision,
     ) {
+        self.emitted = None;
         for it in &mut self.items {
             if it.status == Status::Gone || it.category == Category::System {
                 continue;
@@ -231,6 +256,8 @@ impl State {
         }
     }
 
+    /// Lists the context's entries in order, with its tokens and what keeping everything would
+    /// send, into `d`.
     pub(crate) fn emit(&mut self, d: &mut Decision) {
         let retrieved: std::collections::HashSet<ChunkId> = d.retrieved.iter().copied().collect();
         let mut tokens = u64::from(REPLY_PRIMING_TOKENS);
@@ -257,24 +284,10 @@ impl State {
                 continue;
             }
             full += u64::from(it.chunk_tokens);
-            let (form, text) = match (it.status, &it.compressed) {
-                (Status::Active, None) => (EntryForm::Original, None),
-                (Status::Active, Some((kind, text))) => {
-                    (EntryForm::Compressed { kind: *kind }, Some(text.clone()))
-                }
-                (Status::Archived, _) if retrieved.contains(&it.id) => (
-                    EntryForm::Retrieved,
-                    it.compressed.as_ref().map(|c| c.1.clone()),
-                ),
-                _ => continue,
-            };
-            tokens += u64::from(it.tokens);
-            d.entries.push(ContextEntry {
-                chunk: Some(it.id),
-                tokens: it.tokens,
-                form,
-                text,
-            });
+            if let Some(entry) = entry_of(it, &retrieved) {
+                tokens += u64::from(entry.tokens);
+                d.entries.push(entry);
+            }
         }
         for s in pending {
             tokens += u64::from(s.tokens);
@@ -283,6 +296,42 @@ impl State {
         d.tokens = tokens;
         // Items compacted away earlier still count for keeping everything.
         d.full_tokens = full + self.compacted_tokens;
+        // Retrieval lasts one call and summaries sit between items: a context with either is
+        // never extended.
+        self.emitted =
+            (d.retrieved.is_empty() && self.summaries.is_empty()).then_some(self.next_seq);
+    }
+
+    /// Emits this call's context by extending `previous`, the latest context's, when no item
+    /// it listed changed since (see `State::emitted`) and this call retrieved nothing: its
+    /// entries are moved into `d` and the items that arrived since are appended. Returns false,
+    /// leaving both alone, when the context must be listed afresh ([`State::emit`]).
+    pub(crate) fn emit_after(&mut self, previous: &mut Decision, d: &mut Decision) -> bool {
+        let Some(from) = self.emitted else {
+            return false;
+        };
+        if !d.retrieved.is_empty() || !self.summaries.is_empty() || previous.call + 1 != d.call {
+            return false;
+        }
+        // Items stay in arrival order: the new ones are at the end.
+        let start = self.items.partition_point(|it| it.seq < from);
+        let none = std::collections::HashSet::new();
+        d.entries = std::mem::take(&mut previous.entries);
+        let (mut tokens, mut full) = (previous.tokens, previous.full_tokens);
+        for it in &self.items[start..] {
+            if it.status == Status::Gone {
+                continue;
+            }
+            full += u64::from(it.chunk_tokens);
+            if let Some(entry) = entry_of(it, &none) {
+                tokens += u64::from(entry.tokens);
+                d.entries.push(entry);
+            }
+        }
+        d.tokens = tokens;
+        d.full_tokens = full;
+        self.emitted = Some(self.next_seq);
+        true
     }
 
     /// Removes items that cannot come back (dropped, unless the strategy `restores` dropped

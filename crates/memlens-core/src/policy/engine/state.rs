@@ -156,6 +156,12 @@ pub(crate) struct State {
     pub(crate) forgotten: Vec<ChunkId>,
     /// Chunks forgotten since the value engine and detector were last rebuilt.
     pub(crate) forgotten_since_rebuild: usize,
+    /// `next_seq` when the latest context was listed, while its entries still hold for the
+    /// items it covered: `None` once an item's status, text or tokens changed (every operation
+    /// that changes one clears it), and for a context with summaries or retrieved chunks. Then a
+    /// context that only adds the items arrived since can extend the latest one
+    /// (`State::emit_after`) instead of walking every item again.
+    pub(crate) emitted: Option<u64>,
 }
 
 /// The value settings for a run with no tool call or result yet: a conversation, whose two
@@ -223,6 +229,7 @@ impl State {
             forgetting: false,
             forgotten: Vec::new(),
             forgotten_since_rebuild: 0,
+            emitted: None,
         })
     }
 
@@ -453,6 +460,7 @@ impl State {
         let keep: std::collections::HashSet<ChunkId> = live.iter().copied().collect();
         for item in &mut self.items {
             if item.status != Status::Gone && !keep.contains(&item.id) {
+                self.emitted = None;
                 item.status = Status::Gone;
             }
         }

@@ -14,4 +14,8 @@ impl Strategy for KeepAll {
     fn repairs_invariants(&self) -> bool {
         true
     }
+
+    fn marks_changes(&self) -> bool {
+        true
+    }
 }

@@ -45,6 +45,14 @@ pub(crate) trait Strategy: std::fmt::Debug + Send + Sync {
     fn restores_dropped(&self) -> bool {
         false
     }
+
+    /// True when every change the strategy makes to items goes through `State`'s own
+    /// operations (`evict_unit`, `set_compressed`, summaries and retrieval in `rules`), which
+    /// mark the latest context's entries stale: only then may a context be extended from the
+    /// latest one instead of rebuilt (`Engine::context_after`).
+    fn marks_changes(&self) -> bool {
+        false
+    }
 }
 
 /// The strategy a policy names. The oracle needs `hindsight` (which later calls use each

@@ -578,6 +578,7 @@ impl State {
             return;
         }
         d.summary_cost_usd += cost;
+        self.emitted = None;
         self.summaries.push(Summary {
             at: self.items[first].seq,
             tokens: summary_tokens,

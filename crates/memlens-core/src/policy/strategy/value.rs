@@ -21,6 +21,10 @@ impl Strategy for Value {
         true
     }
 
+    fn marks_changes(&self) -> bool {
+        true
+    }
+
     fn reads_values(&self) -> bool {
         true
     }
@@ -75,6 +79,34 @@ mod tests {
             .result("r1", "c1", "lookup", 1);
         agent.msg("u3", User, 10);
         assert_eq!(keys_at_105(&agent), ["sys", "u2", "a2", "c1", "r1", "u3"]);
+    }
+
+    #[test]
+    fn a_context_that_only_appends_extends_the_latest_one() {
+        // The chat at a budget of 105, then u4 (20), one message at a time after the first three.
+        // Each context is checked against a fresh engine's `context` on the same chunks.
+        let mut s = chat();
+        s.msg("u4", User, 20);
+        let fresh = |n: usize| {
+            let mut e = engine(builtin("value"), 105);
+            s.chunks[..n].iter().for_each(|c| e.add(c));
+            e.context(None)
+        };
+        let mut e = engine(builtin("value"), 105);
+        s.chunks[..3].iter().for_each(|c| e.add(c));
+        let mut latest = e.context(None);
+        let mut extended = Vec::new();
+        for n in [4, 5, 6, 7] {
+            e.add(&s.chunks[n - 1]);
+            let (d, ext) = e.context_after(None, &mut latest);
+            assert_eq!(d.entries, fresh(n).entries, "context after {n} chunks");
+            assert!(ext || !latest.entries.is_empty(), "a context not extended leaves the latest");
+            extended.push(ext);
+            latest = d;
+        }
+        // u2 and a2 fit (93 and 103 tokens with the priming): extended. u3 does not (113): u1
+        // goes, so that context is listed afresh. u4 fits again (73) and extends it.
+        assert_eq!(extended, [true, true, false, true]);
     }
 
     #[test]

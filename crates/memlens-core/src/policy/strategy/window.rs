@@ -21,6 +21,10 @@ impl Strategy for Window {
         true
     }
 
+    fn marks_changes(&self) -> bool {
+        true
+    }
+
     fn reads_values(&self) -> bool {
         self.reads_values
     }
