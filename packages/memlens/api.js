@@ -19,6 +19,12 @@ export function makeApi(raw, host = {}) {
     #patches = new Map();
     // The latest context's message references (see #decide): valid until the next context.
     #refs = new Uint32Array(256);
+    // Contexts decided so far, and the latest context's list of messages with the number of the
+    // context it is: a context that only appends to the latest comes as the number of messages
+    // it keeps and the references of the rest (see #materialize).
+    #decided = 0;
+    #sent = [];
+    #sentFor = -1;
     #last = null;
     #traceFile;
     #prepareQueued = false;
@@ -123,6 +129,7 @@ export function makeApi(raw, host = {}) {
       if (query !== undefined && typeof query !== "string") throw new TypeError("query must be a string");
       const raw = this.#pool();
       const c = JSON.parse(raw.contextJson(query));
+      c.seq = this.#decided++;
       // The message references come apart as numbers: copying them costs less than parsing
       // hundreds of numbers from the text. One array serves every context (grown when a
       // context has more): a new one per context was garbage for the collector every turn.
@@ -134,8 +141,11 @@ export function makeApi(raw, host = {}) {
       c.refs = this.#refs.subarray(0, count);
       // A patched message sent again unchanged comes as its index only: it is the object the
       // previous context had. Only this context's patches are kept for the next; most contexts
-      // patch nothing, and the emptied map serves the next one.
-      if (c.extras.length === 0) {
+      // patch nothing, and the emptied map serves the next one. An extended context keeps the
+      // latest one's patches (all still sent) and adds its own.
+      if (c.kept > 0) {
+        for (const extra of c.extras) if (extra.kind === "patched") this.#patches.set(extra.message, extra.value);
+      } else if (c.extras.length === 0) {
         this.#patches.clear();
       } else {
         const patches = new Map();
@@ -175,16 +185,35 @@ export function makeApi(raw, host = {}) {
       });
     }
 
+    // The messages of context `c`. One that only appends to the latest (`c.kept > 0`; most
+    // contexts under budget) extends the list kept from it in place, instead of converting
+    // hundreds of references again; the caller gets a copy. A context never extends one with
+    // summaries, so the latest is always materialized when its successor is decided (a
+    // contextAsync awaiting its summarizer is not the latest for long, and is not kept).
     #materialize(c, summaryText) {
-      const out = new Array(c.refs.length);
+      const kept = c.kept;
+      let out;
+      if (kept > 0) {
+        if (this.#sentFor !== c.seq - 1 || this.#sent.length !== kept) {
+          throw new Error("memlens: the context extends one that is not held (a bug)");
+        }
+        out = this.#sent;
+        out.length = kept + c.refs.length;
+      } else {
+        out = new Array(c.refs.length);
+      }
       for (let i = 0; i < c.refs.length; i++) {
         const r = c.refs[i];
         if (r < SPECIAL) {
-          out[i] = this.#messages[r];
+          out[kept + i] = this.#messages[r];
         } else {
           const extra = c.extras[r - SPECIAL];
-          out[i] = extra.kind === "patched" ? extra.value : summaryText(extra);
+          out[kept + i] = extra.kind === "patched" ? extra.value : summaryText(extra);
         }
+      }
+      if (c.seq === this.#decided - 1) {
+        this.#sent = out;
+        this.#sentFor = c.seq;
       }
       this.#last = {
         tokens: c.tokens,
@@ -196,7 +225,7 @@ export function makeApi(raw, host = {}) {
       };
       // A pool that does not keep its history released these: no context refers to them again.
       for (const m of c.releasedMessages) this.#messages[m] = undefined;
-      return out;
+      return out === this.#sent ? out.slice() : out;
     }
 
     /**

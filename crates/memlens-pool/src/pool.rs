@@ -154,6 +154,10 @@ pub struct PoolContext {
     /// next context when that one only appends (most contexts under budget): a host that still
     /// holds it then makes the pool copy it.
     pub items: Arc<Vec<Rendered>>,
+    /// How many leading `items` are the latest context's, unchanged: this context extended
+    /// that one (0 when rendered afresh). A host that keeps the latest list it built can keep
+    /// that part and convert only the rest.
+    pub extends: usize,
     /// Input tokens of the context (reply priming included; planned summary sizes included).
     pub tokens: u64,
     /// Tokens if everything were sent.
@@ -579,7 +583,7 @@ impl Pool {
         let mut input: Vec<ChunkId> = Vec::with_capacity(d.entries.len());
         input.extend(d.chunk_ids());
         self.pending = Some(PendingCall { input, usage: None });
-        let items = self.render(&d, extended.then_some(prev_len));
+        let (items, extends) = self.render(&d, extended.then_some(prev_len));
         self.stats.calls += 1;
         self.stats.context_tokens = d.tokens;
         self.stats.compressed = d.compressed.len() as u32;
@@ -627,6 +631,7 @@ impl Pool {
         self.stats.dropped = self.dropped.len() as u32 + self.dropped_forgotten;
         let ctx = PoolContext {
             items,
+            extends,
             tokens: d.tokens,
             full_tokens: d.full_tokens,
             over_budget: d.over_budget,
@@ -734,8 +739,9 @@ impl Pool {
 
     /// The context's rendering, kept in `self.rendered`. `extends`: the number of leading
     /// entries the decision shares with the latest one (it extended that one), whose rendering
-    /// is kept and extended with the rest's.
-    fn render(&mut self, d: &Decision, extends: Option<usize>) -> Arc<Vec<Rendered>> {
+    /// is kept and extended with the rest's. Returns it with the number of its leading elements
+    /// kept from the latest (0 when rendered afresh).
+    fn render(&mut self, d: &Decision, extends: Option<usize>) -> (Arc<Vec<Rendered>>, usize) {
         let mut rendered = std::mem::take(&mut self.rendered);
         // The kept part must end where a message ends: chunks of one message arrive together,
         // so new entries start a new message, but a rendering is only extended when it shows.
@@ -746,12 +752,14 @@ impl Pool {
                     message_of(next).is_none() || message_of(next) != message_of(&d.entries[k - 1])
                 })
         });
-        match extends {
+        let kept = match extends {
             Some(k) => {
                 // New messages have no patches of their own in the latest context.
                 let mut none = std::collections::HashMap::new();
                 let list = Arc::make_mut(&mut rendered);
+                let kept = list.len();
                 self.render_entries(&d.entries[k..], &mut none, list);
+                kept
             }
             None => {
                 // At most one element per entry (a message's entries make one).
@@ -759,10 +767,11 @@ impl Pool {
                 let mut previous = std::mem::take(&mut self.patched);
                 self.render_entries(&d.entries, &mut previous, &mut list);
                 rendered = Arc::new(list);
+                0
             }
-        }
+        };
         self.rendered = Arc::clone(&rendered);
-        rendered
+        (rendered, kept)
     }
 
     /// Renders `entries` (whole messages' runs) onto `out`.

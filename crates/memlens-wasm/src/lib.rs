@@ -178,9 +178,11 @@ impl RawPool {
         self.pool.add(value).map_err(js_err)
     }
 
-    /// Decides the next context, as JSON text the package parses: `{extras, tokens,
+    /// Decides the next context, as JSON text the package parses: `{extras, kept, tokens,
     /// fullTokens, overBudget, compressed, evicted, retrieved, releasedMessages}`; its `refs`
-    /// come apart, from [`RawPool::fill_context_refs`]. `refs[i] < 2^31` is the index of a message
+    /// come apart, from [`RawPool::fill_context_refs`]. The context is the first `kept`
+    /// messages of the previous context (it only appends to that one: 0 when it does not), then
+    /// one message per ref. `refs[i] < 2^31` is the index of a message
     /// sent unchanged, otherwise `extras[refs[i] - 2^31]` is a patched message, a summary to
     /// produce, or `{kind: "samePatch", message}`: the patched message the previous context sent
     /// for that message, unchanged (the package keeps them). Unchanged messages are never copied
@@ -192,8 +194,15 @@ impl RawPool {
         let refs = &mut self.refs;
         refs.clear();
         let mut extras = Vec::new();
-        let mut previous = std::mem::take(&mut self.sent_patches);
-        for item in ctx.items.iter() {
+        // An extended context: the package keeps the latest list it built, so only the items
+        // after the kept ones cross (the kept part's patches stay as sent).
+        let kept = ctx.extends;
+        let mut previous = if kept > 0 {
+            HashMap::new()
+        } else {
+            std::mem::take(&mut self.sent_patches)
+        };
+        for item in ctx.items.get(kept..).unwrap_or_default() {
             match item {
                 Rendered::Original { message } => refs.push(*message),
                 other => {
@@ -228,6 +237,7 @@ impl RawPool {
         #[serde(rename_all = "camelCase")]
         struct Out<'a> {
             extras: Vec<Extra<'a>>,
+            kept: usize,
             tokens: u64,
             full_tokens: u64,
             over_budget: bool,
@@ -238,6 +248,7 @@ impl RawPool {
         }
         serde_json::to_string(&Out {
             extras,
+            kept,
             tokens: ctx.tokens,
             full_tokens: ctx.full_tokens,
             over_budget: ctx.over_budget,

@@ -275,6 +275,34 @@ test("a patched message sent again unchanged is the same object, equal to a fres
   fresh.free();
 });
 
+test("a context that only appends to the latest is that one plus the new messages, whatever the caller did to it", () => {
+  // Under budget most value contexts only append, and the package extends the list it kept
+  // instead of building it again; `fresh` switches to the same policy before every context,
+  // which lists it afresh. The caller's array is its own: emptying it changes nothing after.
+  const options = { model: "gpt-4o", budget: 3000, policy: "value" };
+  const pool = new MemoryPool(options);
+  const fresh = new MemoryPool(options);
+  const run = tau.slice(0, 6).flatMap((r, i) => r.traj.filter((m) => i === 0 || m.role !== "system"));
+  let grew = 0;
+  let previous = [];
+  for (const m of run) {
+    pool.add(m);
+    fresh.add(m);
+    if (m.role === "assistant") continue;
+    const ctx = pool.context();
+    fresh.setPolicy(options.policy);
+    const want = fresh.context();
+    assert.equal(ctx.length, want.length);
+    assert.ok(ctx.every((x, i) => x === want[i] || JSON.stringify(x) === JSON.stringify(want[i])), "same messages");
+    if (previous.length > 0 && ctx.length > previous.length && previous.every((x, i) => x === ctx[i])) grew++;
+    previous = ctx.slice();
+    ctx.length = 0;
+  }
+  assert.ok(grew > 10, `${grew} contexts were the latest plus new messages`);
+  pool.free();
+  fresh.free();
+});
+
 test("summaries come from the caller's summarizer, never faked", async () => {
   const seen = [];
   const pool = new MemoryPool({

@@ -35,7 +35,8 @@ fn pool(policy: &str, budget: u32) -> Pool {
 }
 
 /// A message sent patched in consecutive contexts is patched once and shared after that (the
-/// render cache). Every context must be what the same pool renders with its cache emptied. The
+/// render cache), and a context that only appends extends the latest rendering in place. Every
+/// context must be what the same pool renders with its cache emptied and nothing extended. The
 /// run exercises both paths: patches sent again as they were (hundreds), and a message patched
 /// differently from one context to the next; and summaries, retrieval and cleared tool results
 /// among them.
@@ -54,7 +55,8 @@ fn patches_shared_across_contexts_are_what_a_fresh_render_gives() {
         ("anthropic-clear-tool-uses", 4000),
     ] {
         let (mut cached, mut uncached) = (pool(policy, budget), pool(policy, budget));
-        let mut shared = 0;
+        let (mut shared, mut extended) = (0, 0);
+        let mut latest: Option<*const Vec<Rendered>> = None;
         for (t, m) in run.iter().enumerate() {
             cached.add(m.clone()).expect("a tau-bench message");
             uncached.add(m.clone()).expect("a tau-bench message");
@@ -64,8 +66,14 @@ fn patches_shared_across_contexts_are_what_a_fresh_render_gives() {
             let before = cached.patched.clone();
             let got = cached.context(None);
             uncached.patched.clear();
+            uncached.last_is_engines = false;
             let want = uncached.context(None);
             assert_eq!(got.items, want.items, "{policy}: context after message {t}");
+            // Extended in place, the rendering is the same allocation as the latest (which
+            // `got` of the last turn, dropped, no longer shares); rendered afresh, a new one
+            // made while the latest was still held.
+            extended += usize::from(latest == Some(Arc::as_ptr(&got.items)));
+            latest = Some(Arc::as_ptr(&got.items));
             summaries += got
                 .items
                 .iter()
@@ -85,6 +93,11 @@ fn patches_shared_across_contexts_are_what_a_fresh_render_gives() {
         assert!(
             !policy.starts_with("value") || shared > 100,
             "{policy}: {shared} patches sent again unchanged"
+        );
+        assert!(
+            // (The archive's retrieval changes most of value-offload's contexts.)
+            !matches!(policy, "value" | "value-compress") || extended > 10,
+            "{policy}: {extended} contexts extended"
         );
     }
     assert!(summaries > 0, "no context had a summary");

@@ -33,7 +33,7 @@ use super::strategy::{self, Hindsight, Strategy};
 use crate::model::{Chunk, ChunkId};
 use crate::tokens::TokenCounter;
 use crate::value::ValueEngine;
-use state::State;
+use state::{State, Status};
 use std::sync::Arc;
 
 /// The policy engine. See the module docs.
@@ -206,7 +206,16 @@ impl Engine {
             s.emit(&mut d);
         }
         d.over_budget = d.tokens > u64::from(s.options.budget);
-        s.compact(self.strategy.restores_dropped());
+        if extended {
+            // Nothing changed since the latest call's compaction, and what arrived since is
+            // active: nothing to take out.
+            debug_assert!(s
+                .items
+                .iter()
+                .all(|it| it.status == Status::Active || it.status == Status::Archived));
+        } else {
+            s.compact(self.strategy.restores_dropped());
+        }
         s.call += 1;
         (d, extended)
     }

@@ -100,7 +100,10 @@ mod tests {
             e.add(&s.chunks[n - 1]);
             let (d, ext) = e.context_after(None, &mut latest);
             assert_eq!(d.entries, fresh(n).entries, "context after {n} chunks");
-            assert!(ext || !latest.entries.is_empty(), "a context not extended leaves the latest");
+            assert!(
+                ext || !latest.entries.is_empty(),
+                "a context not extended leaves the latest"
+            );
             extended.push(ext);
             latest = d;
         }
