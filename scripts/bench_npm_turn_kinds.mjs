@@ -1,0 +1,42 @@
+// `MemoryPool` turns split by kind: turns whose context evicted something (it ranked by value, or
+// a rule gave something up) and turns whose context evicted nothing (under budget: for a policy
+// that extends the latest context, it only appends). Like scripts/bench_npm.mjs: 10,000 tau-bench
+// messages, budget 8,000, then 300 turns with no yield between them, so the median turn of that
+// benchmark falls in the kind most turns are; this shows where (BENCHMARKS.md). Percentiles of
+// `add` and of `context()` per kind, µs.
+//   node scripts/bench_npm_turn_kinds.mjs PKG [policy] [turns] [tau-bench.json]
+import fs from "node:fs";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+const [pkg, policy = "value", turns = "300", data = "../shared/data/traces/tau-bench-gpt-4o-airline.json"] = process.argv.slice(2);
+const { MemoryPool } = await import(pathToFileURL(path.join(path.resolve(pkg), "node.js")).href);
+const tau = JSON.parse(fs.readFileSync(data, "utf8"));
+const stream = [];
+for (const r of tau) for (const m of r.traj) if (m.role !== "system") stream.push(m);
+const pool = new MemoryPool({ model: "gpt-4o", budget: 8000, policy });
+pool.add(tau[0].traj[0]);
+let i = 0;
+for (; i < 10000; i++) pool.add(stream[i % stream.length]);
+pool.context();
+const rows = [];
+for (let k = 0; k < Number(turns); k++, i++) {
+  let s = performance.now();
+  pool.add(stream[i % stream.length]);
+  const add = (performance.now() - s) * 1000;
+  s = performance.now();
+  pool.context();
+  const context = (performance.now() - s) * 1000;
+  rows.push({ add, context, turn: add + context, evicted: pool.lastContext.evicted.length > 0 });
+}
+pool.free();
+const pct = (xs, p) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? s[Math.min(s.length - 1, Math.floor(p * s.length))].toFixed(1) : "-";
+};
+const all = rows.map((r) => r.turn);
+console.log(`${policy}: ${rows.length} turns, median turn ${pct(all, 0.5)} µs`);
+console.log("| turns | count | add p25 / p50 / p75 | context p25 / p50 / p75 | turn p50 / p75 |\n|---|---|---|---|---|");
+for (const [name, kind] of [["evicted nothing", rows.filter((r) => !r.evicted)], ["evicted", rows.filter((r) => r.evicted)]]) {
+  const f = (key) => [0.25, 0.5, 0.75].map((p) => pct(kind.map((r) => r[key]), p)).join(" / ");
+  console.log(`| ${name} | ${kind.length} | ${f("add")} | ${f("context")} | ${pct(kind.map((r) => r.turn), 0.5)} / ${pct(kind.map((r) => r.turn), 0.75)} |`);
+}
