@@ -2,21 +2,14 @@
 // so drift in this machine's speed falls on both alike: 10,000 tau-bench messages into each
 // pool, then TURNS turns of add + context (budget 8,000), median and mean per build.
 //   node scripts/bench_npm_ab.mjs PKG_A PKG_B [policy] [turns] [tau-bench.json]
-import fs from "node:fs";
-import path from "node:path";
-import { pathToFileURL } from "node:url";
-const [a, b, policy = "value", turns = "4000", data = "../shared/data/traces/tau-bench-gpt-4o-airline.json"] = process.argv.slice(2);
-const load = async (p) => (await import(pathToFileURL(path.join(path.resolve(p), "node.js")).href)).MemoryPool;
+import { filledPool, loadPackage, tauStream, TAU } from "./bench_npm_common.mjs";
+const [a, b, policy = "value", turns = "4000", data = TAU] = process.argv.slice(2);
 const pools = [];
-const tau = JSON.parse(fs.readFileSync(data, "utf8"));
-const stream = [];
-for (const r of tau) for (const m of r.traj) if (m.role !== "system") stream.push(m);
+const tau = tauStream(data);
+const { stream } = tau;
 for (const p of [a, b]) {
-  const MemoryPool = await load(p);
-  const pool = new MemoryPool({ model: "gpt-4o", budget: 8000, policy });
-  pool.add(tau[0].traj[0]);
-  for (let i = 0; i < 10000; i++) pool.add(stream[i % stream.length]);
-  pool.context();
+  const { MemoryPool } = await loadPackage(p);
+  const pool = filledPool(MemoryPool, policy, tau);
   pools.push(pool);
 }
 const times = [[], []];

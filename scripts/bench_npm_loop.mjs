@@ -10,16 +10,12 @@
 // messages): compare runs of one invocation, not figures across invocations.
 //   node scripts/bench_npm_loop.mjs RUN [RUN...]    (TURNS=3000, TAU=tau-bench.json)
 //   node scripts/bench_npm_loop.mjs packages/memlens:value packages/memlens:window
-import fs from "node:fs";
-import path from "node:path";
-import { pathToFileURL } from "node:url";
+import { filledPool, loadPackage, tauStream, TAU } from "./bench_npm_common.mjs";
 const specs = process.argv.slice(2);
 if (specs.length === 0) throw new Error("usage: node scripts/bench_npm_loop.mjs PKG[:POLICY] [PKG[:POLICY]...]");
 const turns = Number(process.env.TURNS ?? 3000);
-const data = process.env.TAU ?? "../shared/data/traces/tau-bench-gpt-4o-airline.json";
-const tau = JSON.parse(fs.readFileSync(data, "utf8"));
-const stream = [];
-for (const r of tau) for (const m of r.traj) if (m.role !== "system") stream.push(m);
+const tau = tauStream(process.env.TAU ?? TAU);
+const { stream } = tau;
 const yieldOnce = () => new Promise((resolve) => setImmediate(resolve));
 const med = (x) => [...x].sort((p, q) => p - q)[x.length >> 1] * 1000;
 const mean = (x) => (x.reduce((s, v) => s + v, 0) / x.length) * 1000;
@@ -27,11 +23,8 @@ const mean = (x) => (x.reduce((s, v) => s + v, 0) / x.length) * 1000;
 const runs = [];
 for (const spec of specs) {
   const [pkg, policy = "value"] = spec.split(":");
-  const { MemoryPool } = await import(pathToFileURL(path.join(path.resolve(pkg), "node.js")).href);
-  const pool = new MemoryPool({ model: "gpt-4o", budget: 8000, policy });
-  pool.add(tau[0].traj[0]);
-  for (let i = 0; i < 10000; i++) pool.add(stream[i % stream.length]);
-  pool.context();
+  const { MemoryPool } = await loadPackage(pkg);
+  const pool = filledPool(MemoryPool, policy, tau);
   runs.push({ spec, pool, turn: [], waited: [] });
 }
 await yieldOnce();

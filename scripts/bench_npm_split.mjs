@@ -7,16 +7,11 @@
 // `context_median_us` (BENCHMARKS.md). The pool timed first measured slower than a second one in
 // the same process, untimed turns or not: compare parts within one run.
 //   node scripts/bench_npm_split.mjs PKG [policy] [turns] [tau-bench.json]
-import fs from "node:fs";
-import path from "node:path";
-import { pathToFileURL } from "node:url";
-const [pkg, policy = "value", turns = "3000", data = "../shared/data/traces/tau-bench-gpt-4o-airline.json"] = process.argv.slice(2);
-const dir = path.resolve(pkg);
-const { MemoryPool } = await import(pathToFileURL(path.join(dir, "node.js")).href);
-const raw = await import(pathToFileURL(path.join(dir, "wasm/memlens_wasm.js")).href);
-const tau = JSON.parse(fs.readFileSync(data, "utf8"));
-const stream = [];
-for (const r of tau) for (const m of r.traj) if (m.role !== "system") stream.push(m);
+import { filledPool, loadPackage, tauStream, TAU } from "./bench_npm_common.mjs";
+const [pkg, policy = "value", turns = "3000", data = TAU] = process.argv.slice(2);
+const { MemoryPool, raw } = await loadPackage(pkg);
+const tau = tauStream(data);
+const { stream } = tau;
 const med = (x) => [...x].sort((p, q) => p - q)[x.length >> 1] * 1000;
 const mean = (x) => (x.reduce((s, v) => s + v, 0) / x.length) * 1000;
 const report = (name, t) =>
@@ -28,10 +23,7 @@ const timed = (list, f) => {
   return out;
 };
 
-const pool = new MemoryPool({ model: "gpt-4o", budget: 8000, policy });
-pool.add(tau[0].traj[0]);
-for (let i = 0; i < 10000; i++) pool.add(stream[i % stream.length]);
-pool.context();
+const pool = filledPool(MemoryPool, policy, tau);
 for (let i = 10000; i < 11000; i++) {
   pool.add(stream[i % stream.length]);
   pool.context();
@@ -46,7 +38,7 @@ report("MemoryPool", wrapped);
 
 // The same turns on the raw handle (node.js has instantiated the module on import).
 const handle = new raw.RawPool({ model: "gpt-4o", budget: 8000, policy, summarizer: false });
-handle.addJson(JSON.stringify(tau[0].traj[0]));
+handle.addJson(JSON.stringify(tau.system));
 for (let i = 0; i < 10000; i++) handle.addJson(JSON.stringify(stream[i % stream.length]));
 handle.contextJson(undefined);
 // The references into one kept array, as the package reads them.

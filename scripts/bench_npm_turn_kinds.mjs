@@ -5,19 +5,13 @@
 // benchmark falls in the kind most turns are; this shows where (BENCHMARKS.md). Percentiles of
 // `add` and of `context()` per kind, µs.
 //   node scripts/bench_npm_turn_kinds.mjs PKG [policy] [turns] [tau-bench.json]
-import fs from "node:fs";
-import path from "node:path";
-import { pathToFileURL } from "node:url";
-const [pkg, policy = "value", turns = "300", data = "../shared/data/traces/tau-bench-gpt-4o-airline.json"] = process.argv.slice(2);
-const { MemoryPool } = await import(pathToFileURL(path.join(path.resolve(pkg), "node.js")).href);
-const tau = JSON.parse(fs.readFileSync(data, "utf8"));
-const stream = [];
-for (const r of tau) for (const m of r.traj) if (m.role !== "system") stream.push(m);
-const pool = new MemoryPool({ model: "gpt-4o", budget: 8000, policy });
-pool.add(tau[0].traj[0]);
-let i = 0;
-for (; i < 10000; i++) pool.add(stream[i % stream.length]);
-pool.context();
+import { filledPool, loadPackage, tauStream, TAU } from "./bench_npm_common.mjs";
+const [pkg, policy = "value", turns = "300", data = TAU] = process.argv.slice(2);
+const { MemoryPool } = await loadPackage(pkg);
+const tau = tauStream(data);
+const { stream } = tau;
+const pool = filledPool(MemoryPool, policy, tau);
+let i = 10000;
 const rows = [];
 for (let k = 0; k < Number(turns); k++, i++) {
   let s = performance.now();

@@ -4,16 +4,11 @@
 // `context` is the package's own JavaScript (building the returned array, the patches). 10,000
 // tau-bench messages and 1,000 untimed turns first, budget 8,000; medians in µs (BENCHMARKS.md).
 //   node scripts/bench_npm_turn_steps.mjs PKG [policy] [turns] [tau-bench.json]
-import fs from "node:fs";
-import path from "node:path";
-import { pathToFileURL } from "node:url";
-const [pkg, policy = "value", turns = "3000", data = "../shared/data/traces/tau-bench-gpt-4o-airline.json"] = process.argv.slice(2);
-const dir = path.resolve(pkg);
-const { MemoryPool } = await import(pathToFileURL(path.join(dir, "node.js")).href);
-const raw = await import(pathToFileURL(path.join(dir, "wasm/memlens_wasm.js")).href);
-const tau = JSON.parse(fs.readFileSync(data, "utf8"));
-const stream = [];
-for (const r of tau) for (const m of r.traj) if (m.role !== "system") stream.push(m);
+import { filledPool, loadPackage, tauStream, TAU } from "./bench_npm_common.mjs";
+const [pkg, policy = "value", turns = "3000", data = TAU] = process.argv.slice(2);
+const { MemoryPool, raw } = await loadPackage(pkg);
+const tau = tauStream(data);
+const { stream } = tau;
 const times = {};
 let on = false;
 const wrap = (owner, name, label) => {
@@ -33,10 +28,7 @@ wrap(raw.RawPool.prototype, "fillContextRefs", "fillContextRefs");
 wrap(JSON, "stringify", "JSON.stringify");
 wrap(JSON, "parse", "JSON.parse");
 const med = (x) => [...x].sort((p, q) => p - q)[x.length >> 1] * 1000;
-const pool = new MemoryPool({ model: "gpt-4o", budget: 8000, policy });
-pool.add(tau[0].traj[0]);
-for (let i = 0; i < 10000; i++) pool.add(stream[i % stream.length]);
-pool.context();
+const pool = filledPool(MemoryPool, policy, tau);
 for (let i = 10000; i < 11000; i++) {
   pool.add(stream[i % stream.length]);
   pool.context();

@@ -3,23 +3,15 @@
 // each round in µs, for `value` and `window`. Point it at two builds of the package to compare
 // them on the same machine in one sitting:
 //   node scripts/bench_npm_turns.mjs packages/memlens [tau-bench.json]
-import fs from "node:fs";
-import path from "node:path";
-import { pathToFileURL } from "node:url";
+import { filledPool, loadPackage, tauStream, TAU } from "./bench_npm_common.mjs";
 
-const pkg = path.resolve(process.argv[2] ?? "packages/memlens");
-const data = process.argv[3] ?? "../shared/data/traces/tau-bench-gpt-4o-airline.json";
-const { MemoryPool } = await import(pathToFileURL(path.join(pkg, "node.js")).href);
-const tau = JSON.parse(fs.readFileSync(data, "utf8"));
-const stream = [];
-for (const r of tau) for (const m of r.traj) if (m.role !== "system") stream.push(m);
+const { MemoryPool } = await loadPackage(process.argv[2] ?? "packages/memlens");
+const tau = tauStream(process.argv[3] ?? TAU);
+const { stream } = tau;
 const median = (a) => [...a].sort((x, y) => x - y)[a.length >> 1];
 for (const policy of ["value", "window"]) {
-  const pool = new MemoryPool({ model: "gpt-4o", budget: 8000, policy });
-  pool.add(tau[0].traj[0]);
-  let i = 0;
-  for (; i < 10000; i++) pool.add(stream[i % stream.length]);
-  pool.context();
+  const pool = filledPool(MemoryPool, policy, tau);
+  let i = 10000;
   const rounds = [];
   for (let r = 0; r < 5; r++) {
     const times = [];

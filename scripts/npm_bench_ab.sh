@@ -3,10 +3,10 @@
 # on two builds of the package, alternated in one session: each build is linked as
 # `node_modules/memlens` of a scratch consumer directory, and the runs go A, B, A, B... so drift
 # in this machine's speed falls on both alike. Prints each run's row at 10,000 messages.
-#   scripts/bench_npm_ab.sh PKG_A PKG_B [runs] [tau-bench.json]
+#   scripts/npm_bench_ab.sh PKG_A PKG_B [runs] [tau-bench.json]
 # e.g. a copy of packages/memlens built before a change against the current build:
 #   cp -r packages/memlens /tmp/pkg-before   # (built before the change)
-#   scripts/npm.sh build && scripts/bench_npm_ab.sh /tmp/pkg-before packages/memlens 3
+#   scripts/npm.sh build && scripts/npm_bench_ab.sh /tmp/pkg-before packages/memlens 3
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 a="$(cd "$1" && pwd)"; b="$(cd "$2" && pwd)"
