@@ -9,9 +9,20 @@ use crate::model::{Category, ChunkId};
 use crate::tokens::REPLY_PRIMING_TOKENS;
 use smallvec::SmallVec;
 
-/// The entry a live item sends, if it is in the context (`retrieved`: the chunks brought back
-/// from the archive for this call).
-fn entry_of(it: &Item, retrieved: &std::collections::HashSet<ChunkId>) -> Option<ContextEntry> {
+/// Lists one item: its entry, if it is in the context (`retrieved`: the chunks brought back from
+/// the archive for this call), onto `entries`, with its tokens added to `tokens`; a live item's
+/// tokens before compression to `full` (what keeping everything would send).
+fn list_item(
+    it: &Item,
+    retrieved: &std::collections::HashSet<ChunkId>,
+    entries: &mut Vec<ContextEntry>,
+    tokens: &mut u64,
+    full: &mut u64,
+) {
+    if it.status == Status::Gone {
+        return;
+    }
+    *full += u64::from(it.chunk_tokens);
     let (form, text) = match (it.status, &it.compressed) {
         (Status::Active, None) => (EntryForm::Original, None),
         (Status::Active, Some((kind, text))) => {
@@ -21,14 +32,15 @@ fn entry_of(it: &Item, retrieved: &std::collections::HashSet<ChunkId>) -> Option
             EntryForm::Retrieved,
             it.compressed.as_ref().map(|c| c.1.clone()),
         ),
-        _ => return None,
+        _ => return,
     };
-    Some(ContextEntry {
+    *tokens += u64::from(it.tokens);
+    entries.push(ContextEntry {
         chunk: Some(it.id),
         tokens: it.tokens,
         form,
         text,
-    })
+    });
 }
 
 /// The item indices of one unit. Inline up to four: almost every unit is one message, or one
@@ -280,14 +292,7 @@ impl State {
                 tokens += u64::from(s.tokens);
                 d.entries.push(summary_entry(s));
             }
-            if it.status == Status::Gone {
-                continue;
-            }
-            full += u64::from(it.chunk_tokens);
-            if let Some(entry) = entry_of(it, &retrieved) {
-                tokens += u64::from(entry.tokens);
-                d.entries.push(entry);
-            }
+            list_item(it, &retrieved, &mut d.entries, &mut tokens, &mut full);
         }
         for s in pending {
             tokens += u64::from(s.tokens);
@@ -319,14 +324,7 @@ impl State {
         d.entries = std::mem::take(&mut previous.entries);
         let (mut tokens, mut full) = (previous.tokens, previous.full_tokens);
         for it in &self.items[start..] {
-            if it.status == Status::Gone {
-                continue;
-            }
-            full += u64::from(it.chunk_tokens);
-            if let Some(entry) = entry_of(it, &none) {
-                tokens += u64::from(entry.tokens);
-                d.entries.push(entry);
-            }
+            list_item(it, &none, &mut d.entries, &mut tokens, &mut full);
         }
         d.tokens = tokens;
         d.full_tokens = full;
