@@ -4,7 +4,43 @@
 const SPECIAL = 0x80000000;
 // Runs `f` once the caller's synchronous code has yielded (an agent awaiting the model).
 const afterYield = globalThis.setImmediate ?? ((f) => setTimeout(f, 0));
-const OPTIONS = new Set(["model", "budget", "policy", "summarizer", "scorer", "dialect", "traceFile", "keepHistory"]);
+const OPTIONS = new Set(["model", "budget", "policy", "summarizer", "scorer", "dialect", "traceFile", "keepHistory", "clock"]);
+const ADD_OPTIONS = new Set(["timestamp", "latencyMs", "preference"]);
+
+const NO_ADD_OPTIONS = Object.freeze({});
+
+// `add`'s options, checked here so that a mistake is a TypeError naming the option. A time
+// crosses as epoch milliseconds, or as ISO text the wasm side reads as the importers read
+// trace timestamps (UTC without an offset).
+function readAddOptions(options) {
+  if (typeof options !== "object") {
+    throw new TypeError("add options must be an object such as { timestamp, latencyMs, preference }");
+  }
+  for (const key of Object.keys(options)) {
+    if (!ADD_OPTIONS.has(key)) {
+      throw new TypeError(`invalid add options: unknown field "${key}" (expected ${[...ADD_OPTIONS].join(", ")})`);
+    }
+  }
+  const { timestamp: t, latencyMs, preference } = options;
+  let timeMs;
+  let timeText;
+  if (t instanceof Date) timeMs = t.getTime();
+  else if (typeof t === "number") timeMs = t;
+  else if (typeof t === "string") timeText = t;
+  else if (t !== undefined && t !== null) {
+    throw new TypeError(`timestamp must be a Date, epoch milliseconds or an ISO 8601 string, got ${typeof t}`);
+  }
+  if (timeMs !== undefined && !Number.isFinite(timeMs)) {
+    throw new TypeError("timestamp must be a valid Date or a finite number of epoch milliseconds");
+  }
+  if (latencyMs != null && (typeof latencyMs !== "number" || !Number.isFinite(latencyMs) || latencyMs < 0)) {
+    throw new TypeError(`latencyMs must be a finite number of milliseconds, at least 0, got ${latencyMs}`);
+  }
+  if (preference != null && typeof preference !== "boolean") {
+    throw new TypeError("preference must be a boolean");
+  }
+  return { timeMs, timeText, latencyMs: latencyMs ?? undefined, preference: preference ?? undefined };
+}
 
 // `host.appendFile(path, text)` is given by the Node entry; browsers have no files to append to.
 export function makeApi(raw, host = {}) {
@@ -28,6 +64,8 @@ export function makeApi(raw, host = {}) {
     #last = null;
     #traceFile;
     #prepareQueued = false;
+    // Whether a message added without a timestamp is stamped with Date.now().
+    #clock = true;
 
     constructor(options = {}) {
       if (options === null || typeof options !== "object") {
@@ -38,7 +76,10 @@ export function makeApi(raw, host = {}) {
           throw new TypeError(`invalid options: unknown field "${key}" (expected ${[...OPTIONS].join(", ")})`);
         }
       }
-      const { summarizer, scorer, traceFile, ...rest } = options;
+      const { summarizer, scorer, traceFile, clock, ...rest } = options;
+      if (clock !== undefined && typeof clock !== "boolean") {
+        throw new TypeError("clock must be a boolean (false: messages carry only the timestamps given to add)");
+      }
       if (traceFile !== undefined) {
         if (typeof traceFile !== "string") throw new TypeError("traceFile must be a file path (a string)");
         if (host.appendFile === undefined) {
@@ -55,6 +96,7 @@ export function makeApi(raw, host = {}) {
       this.#scorer = scorer;
       this.#raw = new raw.RawPool({ ...rest, summarizer: summarizer !== undefined });
       this.#traceFile = traceFile;
+      this.#clock = clock !== false;
     }
 
     // With `traceFile`, what the run added goes to the file after every step.
@@ -83,8 +125,16 @@ export function makeApi(raw, host = {}) {
       return this.#raw;
     }
 
-    /** Adds one message (OpenAI- or Anthropic-style object); returns its chunk ids. */
-    add(message) {
+    /**
+     * Adds one message (OpenAI- or Anthropic-style object); returns its chunk ids. Options:
+     * `timestamp` (a Date, epoch milliseconds or an ISO 8601 string; default: now, unless the
+     * pool's `clock` is off), `latencyMs` (its tool results' latency; default: the time since
+     * their tool call was added), `preference: true` (its text is a preference of the user).
+     */
+    add(message, options) {
+      const o = options === undefined || options === null ? NO_ADD_OPTIONS : readAddOptions(options);
+      let timeMs = o.timeMs;
+      if (timeMs === undefined && o.timeText === undefined && this.#clock) timeMs = Date.now();
       // As JSON text: one string crosses into wasm instead of a call per field, and the text
       // is what the provider's API is sent. What JSON.stringify cannot write (a cycle, a BigInt,
       // a value too deep) goes as an object, to be refused with a clear error.
@@ -95,7 +145,11 @@ export function makeApi(raw, host = {}) {
         text = undefined;
       }
       const raw = this.#pool();
-      const ids = Array.from(text === undefined ? raw.add(message) : raw.addJson(text));
+      const ids = Array.from(
+        text === undefined
+          ? raw.add(message, timeMs, o.timeText, o.latencyMs, o.preference)
+          : raw.addJson(text, timeMs, o.timeText, o.latencyMs, o.preference),
+      );
       this.#messages.push(message);
       this.#appendTrace(false);
       if (this.#scorer !== undefined) {

@@ -58,7 +58,10 @@ export interface PolicyObject {
   evict_echoed_replies?: "any" | "agent" | "conversation";
   /** Value strategy and value quotas give up the lowest value / tokens^e first: 1 (default) value per token, 0 value alone. */
   size_exponent?: number;
-  /** Evict units older than this many seconds, by the messages' own timestamps. */
+  /**
+   * Evict units older than this many seconds, by the messages' own timestamps (`add`'s
+   * `timestamp`, else the time they were added; "now" is the newest message's time).
+   */
   max_age_seconds?: number;
   /** Units worth at least this never age out (max_age_calls, max_age_seconds). */
   age_exempt_value?: number;
@@ -99,6 +102,36 @@ export interface MemoryPoolOptions {
    * and the archive; `exportTrace()` and `setPolicy()` then throw, and a summarizer is refused.
    */
   keepHistory?: boolean;
+  /**
+   * Default true: a message added without a `timestamp` is stamped with `Date.now()`, and a tool
+   * result's latency is measured from its call's time. false: messages carry only the timestamps
+   * and latencies given to `add` (for feeding recorded messages, whose times the clock does not
+   * know: replayed in a burst, every tool would seem to take no time).
+   */
+  clock?: boolean;
+}
+
+/** What `add` knows of a message beyond its object. */
+export interface AddOptions {
+  /**
+   * When the message was written: a Date, epoch milliseconds, or an ISO 8601 string (read as
+   * MemLens reads trace timestamps: UTC when it has no offset). Default: now (see `clock`).
+   * Time-based rules read it: `max_age_seconds`, a value half-life in seconds
+   * (`recency_half_life_secs`, e.g. the `support-bot` preset's).
+   */
+  timestamp?: Date | number | string | null;
+  /**
+   * Milliseconds the message's tool results took to produce, for the generation-cost value
+   * factor (slow results are costly to get again). Default: the time since the message with
+   * their tool call was added (both timestamps known).
+   */
+  latencyMs?: number | null;
+  /**
+   * The message states a preference of the user: its text is category "preference", which
+   * protection rules name (the `value` policies protect it; `window` and the incumbents' do
+   * not). Refused on a system prompt.
+   */
+  preference?: boolean;
 }
 
 export interface ContextInfo {
@@ -172,7 +205,7 @@ export type Usage = Record<string, unknown>;
 export class MemoryPool {
   constructor(options: MemoryPoolOptions);
   /** Adds one message; returns its chunk ids (one per part). */
-  add(message: Message): number[];
+  add(message: Message, options?: AddOptions): number[];
   addMany(messages: Message[]): number[][];
   /** The messages to send now, same shape as given. Throws if the policy needs a summary. */
   context(options?: { query?: string }): Message[];

@@ -8,6 +8,15 @@
 //! compressed or removed, and summaries for the host to produce. [`policy_from_value`] and
 //! [`budget_from_f64`] read the options every binding takes, with the same messages.
 //!
+//! [`Pool::add_with`] takes what the host knows of a message beyond its object ([`AddOptions`]):
+//! its time (the caller's, else the host's clock: this crate reads none, so the npm and Python
+//! packages pass `Date.now()` / `time.time()`), written as the chunks' `meta.timestamp` for
+//! `max_age_seconds` and value half-lives in seconds; a tool result's latency (given, else the
+//! time since its call's message), written as `meta.latency_ms` for the generation-cost factor;
+//! and a preference mark (category `preference`, protected by default). The importers record
+//! the same fields, so the pool decides as `memlens simulate` does on its exported trace.
+//! [`Pool::add`] adds without them (no timestamp: rules by wall-clock time pass it by).
+//!
 //! ```
 //! use memlens_pool::{policy_from_value, Pool, PoolOptions};
 //! use serde_json::json;
@@ -25,14 +34,24 @@
 //! let ctx = pool.context(None);
 //! assert_eq!(ctx.items.len(), 2);
 //! assert!(!ctx.over_budget);
+//!
+//! // A tool call at 12:00:00 and its result 2.5 s later: the result's latency is measured.
+//! use memlens_pool::{parse_timestamp, AddOptions};
+//! let at = |t: &str| AddOptions { timestamp: Some(parse_timestamp(t).unwrap()), ..AddOptions::default() };
+//! let call = json!({"role": "assistant", "content": null, "tool_calls": [{"id": "c1",
+//!     "type": "function", "function": {"name": "search", "arguments": "{}"}}]});
+//! pool.add_with(call, at("2025-06-02T12:00:00Z")).unwrap();
+//! let result = json!({"role": "tool", "tool_call_id": "c1", "content": "42"});
+//! let ids = pool.add_with(result, at("2025-06-02T12:00:02.5Z")).unwrap();
+//! assert!(pool.explain(ids[0]).unwrap().value.explanation.iter().any(|s| s.contains("took 2.5")));
 //! ```
 
 pub mod pool;
 pub mod render;
 
 pub use pool::{
-    counter_for, prices, Explanation, Held, Pool, PoolContext, PoolError, PoolOptions, PoolStats,
-    Rendered,
+    counter_for, parse_timestamp, prices, AddOptions, Explanation, Held, Pool, PoolContext,
+    PoolError, PoolOptions, PoolStats, Rendered,
 };
 
 use memlens_core::policy::{PolicyConfig, BUILTIN};

@@ -3,20 +3,17 @@
 //! `serde_json` values, so it is tested natively; `lib.rs` only converts to and from JavaScript.
 
 use crate::render::{self, PartState, Slot};
-use memlens_core::builder::{CallInfo, TraceBuilder};
+use memlens_core::builder::TraceBuilder;
 use memlens_core::cost::{CacheModel, ModelPrice, PriceTable};
 use memlens_core::policy::{
     validate::{self, Violation},
     ContextEntry, Decision, Engine, EngineOptions, EntryForm, PolicyConfig, PolicyError,
     StrategyKind,
 };
-use memlens_core::tokens::{
-    self, count_chunk, Encoding, EncodingChoice, TokenCounter, REPLY_PRIMING_TOKENS,
-};
+use memlens_core::tokens::{self, Encoding, EncodingChoice, TokenCounter, REPLY_PRIMING_TOKENS};
 use memlens_core::value::{ChunkValue, Label};
 use memlens_core::{Category, ChunkId, Usage};
-use memlens_import::live::{self, Dialect};
-use memlens_import::ImportError;
+use memlens_import::live::Dialect;
 use serde::Serialize;
 use serde_json::Value;
 use std::sync::Arc;
@@ -57,6 +54,9 @@ pub enum PoolError {
     /// A policy that needs the future of the run (the hindsight oracle) asked for live.
     #[error("policy {0:?} reads which later steps use each chunk: it exists only for replays of a recorded trace (memlens simulate / compare, the web simulator), not for a live pool")]
     NeedsHindsight(String),
+    /// A timestamp the pool cannot read or write (see [`AddOptions::timestamp`]).
+    #[error("invalid timestamp: {0}")]
+    Timestamp(String),
 }
 
 /// The built-in price table, parsed once: `countTokens` with a priced model checks it per call.
@@ -321,6 +321,8 @@ pub struct Pool {
     /// Whether `last` is the latest decision of the engine deciding now (not of the engine a
     /// `set_policy` replaced), so the next decision may extend it.
     last_is_engines: bool,
+    /// Tool calls' times (for their results' latency) and the newest time added.
+    times: add::Times,
 }
 
 const MAX_WARNINGS: usize = 100;
@@ -414,6 +416,7 @@ impl Pool {
             patched: Default::default(),
             rendered: Arc::default(),
             last_is_engines: false,
+            times: add::Times::default(),
         })
     }
 
@@ -486,74 +489,6 @@ impl Pool {
         if self.warnings.len() < MAX_WARNINGS {
             self.warnings.push(w);
         }
-    }
-
-    /// Adds one message; returns its chunk ids. An assistant message added after `context()`
-    /// is recorded as that call's output (for `export`).
-    pub fn add(&mut self, value: Value) -> Result<Vec<u32>, PoolError> {
-        let parsed = live::parse_message(&value, self.options.dialect).map_err(|e| {
-            PoolError::Message(match e {
-                ImportError::Invalid { message, .. } => message,
-                other => other.to_string(),
-            })
-        })?;
-        let index = self.messages.len() as u32;
-        for w in parsed.warnings {
-            self.warn(format!("message {index}: {w}"));
-        }
-        let is_assistant = parsed.message.role_name == "assistant";
-        let before = self.builder.warnings().len();
-        let ids = self.builder.push_message(parsed.message, None);
-        let new_warnings: Vec<String> = self.builder.warnings()[before..].to_vec();
-        for w in new_warnings {
-            self.warn(format!("message {index}: {w}"));
-        }
-        for &id in &ids {
-            let Some(chunk) = self.builder.chunk_mut(id) else {
-                continue;
-            };
-            count_chunk(chunk, &self.counter);
-            self.pool_tokens += u64::from(chunk.tokens);
-            self.chunk_message.push(index);
-            if let Some(chunk) = self.builder.chunk(id) {
-                self.engine.add(chunk);
-            }
-        }
-        if is_assistant {
-            if let Some(call) = self.pending.take() {
-                self.builder.push_call(
-                    call.input,
-                    ids.clone(),
-                    CallInfo {
-                        model: self.options.model.clone(),
-                        usage: call.usage,
-                        ..CallInfo::default()
-                    },
-                );
-            }
-        }
-        if !self.options.keep_history {
-            self.released.push(0);
-        }
-        let categories = ids
-            .iter()
-            .map(|&id| {
-                self.builder
-                    .chunk(id)
-                    .map_or(Category::Other, |c| c.category)
-            })
-            .collect();
-        self.message_parts.push(ids.len() as u32);
-        self.messages.push(Some(Box::new(StoredMessage {
-            categories,
-            slots: parsed.slots,
-            value,
-            dialect: parsed.dialect,
-            chunks: ids.clone(),
-        })));
-        self.stats.messages += 1;
-        self.stats.chunks += ids.len() as u32;
-        Ok(ids.iter().map(|c| c.0).collect())
     }
 
     /// Does now the value work the next [`Pool::context`] would do first (see
@@ -923,11 +858,12 @@ impl Pool {
         };
         let query = self.newest_user_text();
         let now = self.engine.calls();
+        let now_secs = self.times.latest;
         let ve = self.engine.value_engine();
         let relevance = query.as_deref().map_or(0.0, |q| {
             ve.relevance(q, &[id]).first().copied().unwrap_or(0.0)
         });
-        let value = ve.score(id, now, None, relevance);
+        let value = ve.score(id, now, now_secs, relevance);
         let entry = self
             .last
             .as_ref()
@@ -1032,6 +968,12 @@ fn keep_reason(category: Category, value: &ChunkValue) -> String {
         ),
     }
 }
+
+mod add;
+mod timestamp;
+
+pub use add::AddOptions;
+pub use timestamp::parse_timestamp;
 
 #[cfg(test)]
 mod tests;

@@ -15,7 +15,8 @@ use memlens_core::report::summarize;
 use memlens_core::simulate::simulate as simulate_traces;
 use memlens_import::{import, live, ImportOptions};
 use memlens_pool::{
-    budget_from_f64, label_from_str, policy_from_value, Pool, PoolError, PoolOptions, Rendered,
+    budget_from_f64, label_from_str, parse_timestamp, policy_from_value, AddOptions, Pool,
+    PoolError, PoolOptions, Rendered,
 };
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -108,6 +109,29 @@ fn dialect_arg(dialect: Option<&str>) -> PyResult<Option<live::Dialect>> {
     }
 }
 
+/// A time as `add` takes it: seconds since the epoch (a number, not a bool) or ISO 8601 text.
+fn timestamp_arg(timestamp: Option<&Bound<'_, PyAny>>) -> PyResult<Option<f64>> {
+    match timestamp {
+        None => Ok(None),
+        Some(t) if t.is_none() => Ok(None),
+        Some(t) if t.is_instance_of::<pyo3::types::PyString>() => {
+            let text: String = t.extract()?;
+            parse_timestamp(&text).map(Some).map_err(pool_error)
+        }
+        Some(t)
+            if !t.is_instance_of::<pyo3::types::PyBool>()
+                && (t.is_instance_of::<pyo3::types::PyFloat>()
+                    || t.is_instance_of::<pyo3::types::PyInt>()) =>
+        {
+            Ok(Some(t.extract()?))
+        }
+        Some(t) => Err(PyTypeError::new_err(format!(
+            "timestamp must be a datetime, seconds since the epoch or an ISO 8601 string, got {}",
+            t.get_type().name()?
+        ))),
+    }
+}
+
 /// The live memory pool (see `memlens.MemoryPool`, which wraps it).
 #[pyclass(module = "memlens._memlens")]
 struct RawPool {
@@ -147,16 +171,30 @@ impl RawPool {
         Ok(RawPool { pool: Some(pool) })
     }
 
-    /// Adds one message dict; returns its chunk ids.
-    fn add(&mut self, message: &Bound<'_, PyAny>) -> PyResult<Vec<u32>> {
+    /// Adds one message dict; returns its chunk ids. `timestamp`: seconds since the epoch or
+    /// ISO 8601 text (`memlens.MemoryPool.add` passes its clock's time unless given; none: no
+    /// time); `latency_ms` and `preference`: see `memlens_pool::AddOptions`.
+    #[pyo3(signature = (message, timestamp=None, latency_ms=None, preference=false))]
+    fn add(
+        &mut self,
+        message: &Bound<'_, PyAny>,
+        timestamp: Option<&Bound<'_, PyAny>>,
+        latency_ms: Option<f64>,
+        preference: bool,
+    ) -> PyResult<Vec<u32>> {
         if !message.is_instance_of::<PyDict>() {
             return Err(PyTypeError::new_err(format!(
                 "invalid message: expected a dict with a \"role\", got {}",
                 message.get_type().name()?
             )));
         }
+        let options = AddOptions {
+            timestamp: timestamp_arg(timestamp)?,
+            latency_ms,
+            preference,
+        };
         let value = to_value(message, "the message")?;
-        self.pool()?.add(value).map_err(pool_error)
+        self.pool()?.add_with(value, options).map_err(pool_error)
     }
 
     /// Decides the next context: `{refs, extras, tokens, full_tokens, over_budget, compressed,

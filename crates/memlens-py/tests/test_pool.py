@@ -2,6 +2,7 @@
 errors as Python exceptions."""
 
 import asyncio
+import datetime
 import json
 import random
 
@@ -252,10 +253,10 @@ def test_keep_history_false_releases_what_was_given_up_and_writes_the_same_trace
         m for r in records[:20] for m in r["traj"] if m["role"] != "system"
     ]
     paths = [tmp_path / "kept.jsonl", tmp_path / "released.jsonl"]
-    kept = MemoryPool(model="gpt-4o", budget=2000, policy="window", trace_file=paths[0])
-    released = MemoryPool(
-        model="gpt-4o", budget=2000, policy="window", trace_file=paths[1], keep_history=False
-    )
+    # No clock: the two files must be the same byte for byte.
+    options = dict(model="gpt-4o", budget=2000, policy="window", clock=False)
+    kept = MemoryPool(trace_file=paths[0], **options)
+    released = MemoryPool(trace_file=paths[1], keep_history=False, **options)
     for m in run:
         if m["role"] == "assistant":
             a, b = kept.context(), released.context()
@@ -280,8 +281,9 @@ def test_prepare_between_turns_changes_when_the_work_is_done_not_the_contexts(ta
     run = [records[0]["traj"][0]] + [
         m for r in records[:10] for m in r["traj"] if m["role"] != "system"
     ]
-    plain = MemoryPool(model="gpt-4o", budget=2000, policy="value")
-    prepared = MemoryPool(model="gpt-4o", budget=2000, policy="value")
+    # No clock: two pools would measure their tools' latencies apart.
+    plain = MemoryPool(model="gpt-4o", budget=2000, policy="value", clock=False)
+    prepared = MemoryPool(model="gpt-4o", budget=2000, policy="value", clock=False)
     for m in run:
         if m["role"] == "assistant":
             # Equal, not the same objects: `value` sends tool results minified, as copies.
@@ -326,3 +328,174 @@ def test_trace_file_is_appended_as_the_run_goes_and_ends_equal_to_the_export(tmp
     text += p.trace_lines(finish=True)
     assert p.trace_lines(finish=True) == ""
     assert memlens.import_trace(text.encode())["traces"] == memlens.import_trace(p.export_trace().encode())["traces"]
+
+
+# -- time, latency and preferences --------------------------------------------------------------
+# Messages carry the time they were added (given, else time.time()) and tool results the time
+# their tool took, as MemLens' importers record them in traces: time-based rules and the
+# generation-cost factor act live as in a replay.
+
+T0 = datetime.datetime(2025, 6, 2, 16, 46, 59, tzinfo=datetime.timezone.utc)
+DAY = datetime.timedelta(days=1)
+
+
+def exported_chunks(pool):
+    lines = [json.loads(line) for line in pool.export_trace().splitlines() if line]
+    return [r for r in lines if r["type"] == "chunk"]
+
+
+def test_max_age_seconds_evicts_by_the_time_messages_were_written():
+    policy = dict(memlens.policy_config("value"), name="aged", max_age_seconds=3600)
+    run = [
+        (T0, {"role": "system", "content": "You are a travel agent."}),
+        (T0.timestamp(), {"role": "user", "content": "I want to fly to Lisbon next week."}),
+        ("2025-06-02T16:47:04Z", {"role": "assistant", "content": "Lisbon next week: noted."}),
+        (T0 + 2 * DAY - datetime.timedelta(minutes=30), {"role": "user", "content": "Any hotel near the river?"}),
+        (T0 + 2 * DAY - datetime.timedelta(minutes=29), {"role": "assistant", "content": "Three: shall I list them?"}),
+        (T0 + 2 * DAY, {"role": "user", "content": "Yes, the cheapest first."}),
+    ]
+    pool = MemoryPool(model="gpt-4o", budget=100000, policy=policy)
+    untimed = MemoryPool(model="gpt-4o", budget=100000, policy=policy, clock=False)
+    clocked = MemoryPool(model="gpt-4o", budget=100000, policy=policy)
+    for t, m in run:
+        pool.add(m, timestamp=t)
+        untimed.add(m)
+        clocked.add(m)
+    messages = [m for _, m in run]
+    # Two days old: out, under a budget that fits everything; half an hour old: kept.
+    ctx = pool.context()
+    assert [messages.index(m) for m in ctx] == [0, 3, 4, 5]
+    assert sorted(pool.last_context["evicted"]) == [1, 2]
+    assert pool.explain(1)["status"] == "dropped"
+    # Without times (clock off), or all added just now, nothing ages out.
+    assert untimed.context() == messages and clocked.context() == messages
+    stamps = [c["meta"].get("timestamp") for c in exported_chunks(pool)]
+    assert stamps[:3] == ["2025-06-02T16:46:59Z", "2025-06-02T16:46:59Z", "2025-06-02T16:47:04Z"]
+    assert stamps[5] == "2025-06-04T16:46:59Z"
+    assert "timestamp" not in exported_chunks(untimed)[0]["meta"]
+
+
+def test_a_value_half_life_in_seconds_decays_what_was_written_long_ago():
+    policy = {"name": "bot", "strategy": "value", "value_preset": "support-bot"}
+
+    def recency(timed):
+        pool = MemoryPool(model="gpt-4o", budget=100000, policy=policy, clock=False)
+        at = (lambda t: {"timestamp": t}) if timed else (lambda t: {})
+        (old,) = pool.add({"role": "user", "content": "My order is W1001."}, **at(T0))
+        pool.add({"role": "assistant", "content": "Found it."}, **at(T0 + datetime.timedelta(seconds=1)))
+        pool.add({"role": "user", "content": "Where is it now?"}, **at(T0 + DAY))
+        pool.context()
+        return pool.explain(old)["value"]["factors"]["recency"]
+
+    # A day is four half-lives of six hours.
+    assert recency(True) / recency(False) == pytest.approx(1 / 16, rel=1e-3)
+
+
+def tool_call(call_id):
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"id": call_id, "type": "function", "function": {"name": "get_order", "arguments": "{}"}}],
+    }
+
+
+def tool_result(call_id):
+    return {"role": "tool", "tool_call_id": call_id, "content": "; ".join(f"item {i}: shipped" for i in range(30))}
+
+
+def test_a_tool_results_latency_measured_or_given_sets_its_generation_cost_as_an_importers_does():
+    import time
+
+    pool = MemoryPool(model="gpt-4o", budget=100000)
+    pool.add({"role": "user", "content": "Where is W1001?"})
+    pool.add(tool_call("clocked"))
+    time.sleep(0.25)  # the tool runs a quarter of a second, by the clock
+    (clocked,) = pool.add(tool_result("clocked"))
+    pool.add(tool_call("slow"), timestamp=T0)
+    (slow,) = pool.add(tool_result("slow"), timestamp=T0 + datetime.timedelta(seconds=20))
+    pool.add(tool_call("fast"))
+    (fast,) = pool.add(tool_result("fast"), latency_ms=50)
+    pool.context()
+
+    def cost(chunk):
+        return pool.explain(chunk)["value"]["factors"]["generation_cost"]
+
+    assert cost(slow) > cost(clocked) > cost(fast)
+    assert any("took 20 s" in s for s in pool.explain(slow)["value"]["explanation"])
+    latency = {c["id"]: c["meta"].get("latency_ms") for c in exported_chunks(pool)}
+    assert 240 <= latency[clocked] < 5000 and latency[slow] == 20000 and latency[fast] == 50
+    # The trace the pool writes, read back by the analyzer, gives the same factor.
+    analysis = memlens.analyze_trace(pool.export_trace().encode(), name="run.jsonl")["traces"][0]
+    for chunk in (clocked, slow, fast):
+        assert analysis["chunks"][chunk]["factors"]["generation_cost"] == pytest.approx(cost(chunk), abs=1e-6)
+    # Without a time (clock off) nor a latency: the category's prior, between the two.
+    plain = MemoryPool(model="gpt-4o", budget=100000, clock=False)
+    plain.add(tool_call("c"))
+    (unknown,) = plain.add(tool_result("c"))
+    plain.context()
+    prior = plain.explain(unknown)["value"]["factors"]["generation_cost"]
+    assert cost(slow) > prior > cost(fast)
+
+
+def test_a_preference_is_kept_where_an_unmarked_message_of_the_same_size_and_age_is_dropped():
+    def note(head, words):
+        text, i = head, 0
+        while memlens.count_tokens(text) < 60:
+            text, i = f"{text} {words[i % len(words)]}", i + 1
+        assert memlens.count_tokens(text) == 60, text
+        return text
+
+    second = datetime.timedelta(seconds=1)
+    run = [
+        (T0, {"role": "system", "content": "Be brief."}),
+        (T0 + 10 * second, {"role": "user", "content": note("I prefer", "aisle seats and quiet hotels near parks".split())}),
+        (T0 + 10 * second, {"role": "user", "content": note("My trip", "starts in Porto then goes south by train".split())}),
+        (T0 + 15 * second, {"role": "assistant", "content": "Noted."}),
+        (T0 + 20 * second, {"role": "user", "content": "Book it."}),
+    ]
+    messages = [m for _, m in run]
+
+    def decide(budget, mark):
+        pool = MemoryPool(model="gpt-4o", budget=budget)
+        for k, (t, m) in enumerate(run):
+            pool.add(m, timestamp=t, preference=k == mark)
+        sent = [next(i for i, m in enumerate(messages) if m is x) for x in pool.context()]
+        categories = [pool.explain(c)["category"] for c in (1, 2)]
+        return sent, pool.last_context["full_tokens"], categories
+
+    sent, full, categories = decide(100000, None)
+    assert (sent, categories) == ([0, 1, 2, 3, 4], ["user", "user"])
+    # Room for one note only (the newest two messages are protected): the value policy gives
+    # one up; marked as a preference, that one stays and the other goes.
+    unmarked, _, _ = decide(full - 40, None)
+    dropped, other = (2, 1) if 1 in unmarked else (1, 2)
+    assert unmarked == [0, other, 3, 4]
+    marked, _, categories = decide(full - 40, dropped)
+    assert marked == [0, dropped, 3, 4] and categories[dropped - 1] == "preference"
+
+
+def test_bad_add_options_are_clear_errors_that_leave_the_pool_as_it_was():
+    pool = MemoryPool(model="gpt-4o", budget=1000)
+    m = {"role": "user", "content": "hi"}
+    with pytest.raises(TypeError, match="timestamp must be"):
+        pool.add(m, timestamp=True)
+    with pytest.raises(TypeError, match="timestamp must be"):
+        pool.add(m, timestamp=datetime.date(2025, 6, 2))
+    with pytest.raises(ValueError, match='invalid timestamp: "last Tuesday"'):
+        pool.add(m, timestamp="last Tuesday")
+    with pytest.raises(ValueError, match="invalid timestamp"):
+        pool.add(m, timestamp=float("nan"))
+    with pytest.raises(ValueError, match="latency"):
+        pool.add(m, latency_ms=-1)
+    with pytest.raises(TypeError, match="latency_ms"):
+        pool.add(m, latency_ms="slow")
+    with pytest.raises(TypeError, match="preference"):
+        pool.add(m, preference="yes")
+    with pytest.raises(ValueError, match="system prompt"):
+        pool.add({"role": "system", "content": "Be brief."}, preference=True)
+    with pytest.raises(TypeError, match="clock"):
+        MemoryPool(budget=1000, clock="off")
+    assert pool.stats()["messages"] == 0
+    pool.add(m, latency_ms=5)
+    assert any("no tool result" in w for w in pool.stats()["warnings"])
+    assert pool.context() == [m]

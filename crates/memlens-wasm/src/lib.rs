@@ -10,7 +10,8 @@ use memlens_core::policy::{PolicyConfig, BUILTIN};
 use memlens_import::live::{self, Dialect};
 use memlens_import::{import, ImportOptions};
 use memlens_pool::{
-    budget_from_f64, label_from_str, policy_from_value, Pool, PoolOptions, Rendered,
+    budget_from_f64, label_from_str, parse_timestamp, policy_from_value, AddOptions, Pool,
+    PoolOptions, Rendered,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -105,6 +106,24 @@ fn policy_from(value: &Value) -> Result<PolicyConfig, JsError> {
     policy_from_value(value).map_err(js_err)
 }
 
+/// `add`'s options as the package hands them over (see [`RawPool::add_json`]).
+fn add_options(
+    time_ms: Option<f64>,
+    time_text: Option<String>,
+    latency_ms: Option<f64>,
+    preference: Option<bool>,
+) -> Result<AddOptions, JsError> {
+    let timestamp = match (time_ms, time_text) {
+        (_, Some(text)) => Some(parse_timestamp(&text).map_err(js_err)?),
+        (ms, None) => ms.map(|ms| ms / 1000.0),
+    };
+    Ok(AddOptions {
+        timestamp,
+        latency_ms,
+        preference: preference.unwrap_or(false),
+    })
+}
+
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct RawOptions {
@@ -161,21 +180,41 @@ impl RawPool {
 
     /// Adds one message object; returns its chunk ids. The package calls
     /// [`RawPool::add_json`] instead, and this only for what `JSON.stringify` cannot write (a
-    /// cycle, a `BigInt`, a value too deep), which it refuses with a clear error.
-    pub fn add(&mut self, message: JsValue) -> Result<Vec<u32>, JsError> {
+    /// cycle, a `BigInt`, a value too deep), which it refuses with a clear error. The options
+    /// are [`RawPool::add_json`]'s.
+    pub fn add(
+        &mut self,
+        message: JsValue,
+        time_ms: Option<f64>,
+        time_text: Option<String>,
+        latency_ms: Option<f64>,
+        preference: Option<bool>,
+    ) -> Result<Vec<u32>, JsError> {
         let value: Value = from_js(message, "message")?;
-        self.pool.add(value).map_err(js_err)
+        let options = add_options(time_ms, time_text, latency_ms, preference)?;
+        self.pool.add_with(value, options).map_err(js_err)
     }
 
     /// Adds one message given as JSON text (`JSON.stringify(message)`, what the provider's API
     /// is sent); returns its chunk ids. One string crosses the boundary instead of a call per
     /// field of the object (a fifth of a turn's cost in Node went to converting objects), and
     /// serde_json's own nesting limit (128) refuses values too deep without recursing further.
+    /// Its time: `time_ms` (epoch milliseconds: the caller's `Date` or number, else the
+    /// package's clock) or `time_text` (ISO 8601, read as the importers read trace times);
+    /// neither: none. `latency_ms` and `preference`: see `memlens_pool::AddOptions`.
     #[wasm_bindgen(js_name = addJson)]
-    pub fn add_json(&mut self, message: &str) -> Result<Vec<u32>, JsError> {
+    pub fn add_json(
+        &mut self,
+        message: &str,
+        time_ms: Option<f64>,
+        time_text: Option<String>,
+        latency_ms: Option<f64>,
+        preference: Option<bool>,
+    ) -> Result<Vec<u32>, JsError> {
         let value: Value =
             serde_json::from_str(message).map_err(|e| invalid_json("message", &e))?;
-        self.pool.add(value).map_err(js_err)
+        let options = add_options(time_ms, time_text, latency_ms, preference)?;
+        self.pool.add_with(value, options).map_err(js_err)
     }
 
     /// Decides the next context, as JSON text the package parses: `{extras, kept, tokens,

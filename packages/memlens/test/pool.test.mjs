@@ -99,13 +99,14 @@ for (const [dialect, check] of [["openai", checkOpenAI], ["anthropic", checkAnth
 // Feeds the first `count` tau-bench records to a fresh pool each, turn by turn, and checks every
 // call against `memlens simulate` with the same policy and budget. With `yieldEachTurn` the loop
 // awaits a macrotask after each context, as an agent awaiting the model does (the pool does its
-// queued value work then). Returns the number of calls compared.
+// queued value work then). Returns the number of calls compared. The pools record no clock
+// times: the trace has none, and replayed in a burst every tool would seem to take no time.
 async function replayAgainstSimulate(policy, budget, count, yieldEachTurn) {
   const sim = cli("simulate", TAU, "--model", "gpt-4o", "--budget", String(budget), "--policy", policy, "--json");
   assert.equal(sim.traces.length, tau.length);
   let compared = 0;
   for (const [i, record] of tau.slice(0, count).entries()) {
-    const pool = new MemoryPool({ model: "gpt-4o", budget, policy });
+    const pool = new MemoryPool({ model: "gpt-4o", budget, policy, clock: false });
     const calls = sim.traces[i].calls;
     let call = 0;
     for (const m of record.traj) {
@@ -251,8 +252,9 @@ test("compression returns patched copies and never touches the caller's objects"
 
 test("a patched message sent again unchanged is the same object, equal to a fresh render", () => {
   // Pool `fresh` switches to the same policy before every context, which renders it afresh;
-  // `pool` sends a patch the previous context had as that same object.
-  const options = { model: "gpt-4o", budget: 2000, policy: "value-compress" };
+  // `pool` sends a patch the previous context had as that same object. No clock: two pools
+  // would measure their tools' latencies apart.
+  const options = { model: "gpt-4o", budget: 2000, policy: "value-compress", clock: false };
   const pool = new MemoryPool(options);
   const fresh = new MemoryPool(options);
   const run = tau.slice(0, 4).flatMap((r, i) => r.traj.filter((m) => i === 0 || m.role !== "system"));
@@ -279,7 +281,7 @@ test("a context that only appends to the latest is that one plus the new message
   // Under budget most value contexts only append, and the package extends the list it kept
   // instead of building it again; `fresh` switches to the same policy before every context,
   // which lists it afresh. The caller's array is its own: emptying it changes nothing after.
-  const options = { model: "gpt-4o", budget: 3000, policy: "value" };
+  const options = { model: "gpt-4o", budget: 3000, policy: "value", clock: false };
   const pool = new MemoryPool(options);
   const fresh = new MemoryPool(options);
   const run = tau.slice(0, 6).flatMap((r, i) => r.traj.filter((m) => i === 0 || m.role !== "system"));
@@ -404,7 +406,7 @@ test("a policy object with the thresholds decides like memlens simulate with the
   writeFileSync(file, JSON.stringify(policy));
   const sim = cli("simulate", TAU, "--model", "gpt-4o", "--budget", "4000", "--policy", file, "--json");
   tau.slice(0, 15).forEach((record, i) => {
-    const pool = new MemoryPool({ model: "gpt-4o", budget: 4000, policy });
+    const pool = new MemoryPool({ model: "gpt-4o", budget: 4000, policy, clock: false });
     const sent = [];
     for (const m of record.traj) {
       if (m.role === "assistant") {
@@ -428,7 +430,7 @@ test("setPolicy mid-run: from then on the pool decides as the new policy would h
   const sim = cli("simulate", TAU, "--model", "gpt-4o", "--budget", "3000", "--policy", file, "--json");
   let compared = 0;
   tau.slice(0, 15).forEach((record, i) => {
-    const pool = new MemoryPool({ model: "gpt-4o", budget: 3000, policy: "window" });
+    const pool = new MemoryPool({ model: "gpt-4o", budget: 3000, policy: "window", clock: false });
     const half = Math.floor(record.traj.length / 2);
     let call = 0;
     record.traj.forEach((m, k) => {
@@ -532,8 +534,10 @@ test("keepHistory: false releases what the policy gave up, writes the same trace
   const run = [tau[0].traj[0], ...tau.slice(0, 20).flatMap((r) => r.traj.filter((m) => m.role !== "system"))];
   const files = [true, false].map((keep) => join(tmpdir(), `memlens-keep-${keep}-${process.pid}.jsonl`));
   files.forEach((f) => rmSync(f, { force: true }));
-  const kept = new MemoryPool({ model: "gpt-4o", budget: 2000, policy: "window", traceFile: files[0] });
-  const released = new MemoryPool({ model: "gpt-4o", budget: 2000, policy: "window", traceFile: files[1], keepHistory: false });
+  // No clock: the two files must be the same byte for byte.
+  const options = { model: "gpt-4o", budget: 2000, policy: "window", clock: false };
+  const kept = new MemoryPool({ ...options, traceFile: files[0] });
+  const released = new MemoryPool({ ...options, traceFile: files[1], keepHistory: false });
   for (const m of run) {
     if (m.role === "assistant") {
       const a = kept.context();

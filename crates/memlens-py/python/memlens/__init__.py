@@ -17,9 +17,11 @@ Trace tools read every format the CLI reads: ``inspect`` and ``simulate`` return
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import re
+import time
 from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional, Sequence, Union
 
 from . import _memlens
@@ -42,6 +44,7 @@ Policy = Union[str, Mapping[str, Any], None]
 TraceInput = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview]
 Summarizer = Callable[[List[Message], int], Awaitable[str]]
 Scorer = Callable[[Message, int, int], Optional[float]]
+Timestamp = Union[datetime.datetime, float, int, str]
 
 _EXTRA = 0x80000000
 _CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
@@ -197,6 +200,21 @@ def columns(
     )
 
 
+def _timestamp_arg(timestamp: Optional[Timestamp]) -> Union[float, str, None]:
+    """A time as the native pool takes it: seconds since the epoch, or ISO text it reads as
+    MemLens reads trace timestamps. A naive datetime is local time, as ``timestamp()`` reads it."""
+    if timestamp is None or isinstance(timestamp, str):
+        return timestamp
+    if isinstance(timestamp, datetime.datetime):
+        return timestamp.timestamp()
+    if isinstance(timestamp, bool) or not isinstance(timestamp, (int, float)):
+        raise TypeError(
+            "timestamp must be a datetime, seconds since the epoch or an ISO 8601 string, "
+            f"got {type(timestamp).__name__}"
+        )
+    return float(timestamp)
+
+
 def _policy_arg(policy: Policy) -> Any:
     if policy is None or isinstance(policy, str):
         return policy
@@ -219,7 +237,9 @@ class MemoryPool:
     JSON Lines) after every step; ``keep_history=False`` releases what the policy has given up
     for good once written to ``trace_file`` (at once without one), so memory follows the context
     and the archive (``export_trace()`` and ``set_policy()`` then raise, and a summarizer is
-    refused).
+    refused); ``clock=False`` records only the timestamps and latencies given to ``add`` (for
+    feeding recorded messages, whose times ``time.time()`` does not know), where by default a
+    message added without one is stamped with ``time.time()`` (see ``add``).
     """
 
     def __init__(
@@ -233,7 +253,10 @@ class MemoryPool:
         dialect: Optional[str] = None,
         trace_file: Optional[Union[str, "os.PathLike[str]"]] = None,
         keep_history: bool = True,
+        clock: bool = True,
     ) -> None:
+        if not isinstance(clock, bool):
+            raise TypeError(f"clock must be a bool, got {type(clock).__name__}")
         if trace_file is not None and not isinstance(trace_file, (str, os.PathLike)):
             raise TypeError("trace_file must be a path")
         if summarizer is not None and not callable(summarizer):
@@ -256,6 +279,7 @@ class MemoryPool:
         self._summaries: Dict[str, str] = {}
         self._last: Optional[Dict[str, Any]] = None
         self._trace_file = None if trace_file is None else os.fspath(trace_file)
+        self._clock = clock
 
     def _append_trace(self, finish: bool = False) -> None:
         # With trace_file, what the run added goes to the file after every step.
@@ -278,9 +302,39 @@ class MemoryPool:
 
     # -- adding -------------------------------------------------------------------------------
 
-    def add(self, message: Message) -> List[int]:
-        """Adds one message (an OpenAI- or Anthropic-style dict); returns its chunk ids."""
-        ids = list(self._raw.add(message))
+    def add(
+        self,
+        message: Message,
+        *,
+        timestamp: Optional[Timestamp] = None,
+        latency_ms: Optional[float] = None,
+        preference: bool = False,
+    ) -> List[int]:
+        """Adds one message (an OpenAI- or Anthropic-style dict); returns its chunk ids.
+
+        ``timestamp``: when the message was written, a ``datetime`` (naive: local time, as
+        ``datetime.timestamp()`` reads it), seconds since the epoch, or an ISO 8601 string (UTC
+        without an offset, as MemLens reads trace timestamps); default ``time.time()`` (none
+        with ``clock=False``). ``max_age_seconds`` and value half-lives in seconds (the
+        ``support-bot`` preset's) read it, "now" being the newest message's time.
+        ``latency_ms``: what its tool results took to produce, for the generation-cost factor;
+        default the time since their tool call's message was added. ``preference=True``: its
+        text is a preference of the user (category ``preference``, which the ``value``
+        policies protect; refused on a system prompt)."""
+        if latency_ms is not None and (
+            isinstance(latency_ms, bool) or not isinstance(latency_ms, (int, float))
+        ):
+            raise TypeError(f"latency_ms must be a number of milliseconds, got {latency_ms!r}")
+        if not isinstance(preference, bool):
+            raise TypeError(f"preference must be a bool, got {type(preference).__name__}")
+        stamp = _timestamp_arg(timestamp)
+        if stamp is None and self._clock:
+            stamp = time.time()
+        ids = list(
+            self._raw.add(
+                message, stamp, None if latency_ms is None else float(latency_ms), preference
+            )
+        )
         self._messages.append(message)
         self._append_trace()
         if self._scorer is not None:

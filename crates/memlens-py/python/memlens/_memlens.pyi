@@ -1,6 +1,6 @@
 """Type stubs of the native module (crates/memlens-py/src/lib.rs). Use the `memlens` package."""
 
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 class RawPool:
     def __init__(
@@ -13,7 +13,13 @@ class RawPool:
         dialect: Optional[str] = ...,
         keep_history: bool = ...,
     ) -> None: ...
-    def add(self, message: Dict[str, Any]) -> List[int]: ...
+    def add(
+        self,
+        message: Dict[str, Any],
+        timestamp: Union[float, str, None] = ...,
+        latency_ms: Optional[float] = ...,
+        preference: bool = ...,
+    ) -> List[int]: ...
     def context(self, query: Optional[str] = ...) -> Dict[str, Any]: ...
     def prepare(self) -> None: ...
     def stats(self) -> Dict[str, Any]: ...
