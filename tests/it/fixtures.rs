@@ -116,6 +116,24 @@ fn request_logs_intern_resent_history() {
 }
 
 #[test]
+fn a_logged_request_without_messages_is_a_warning_not_a_silent_skip() {
+    let log = concat!(
+        r#"{"request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]}, "#,
+        r#""response": {"choices": [{"message": {"role": "assistant", "content": "hello"}}]}}"#,
+        "\n",
+        r#"{"request": {"model": "gpt-4o", "prompt": "legacy completion"}, "#,
+        r#""response": {"choices": [{"text": "done"}]}}"#,
+        "\n"
+    );
+    let r = memlens_import::import("log.jsonl", log.as_bytes(), &Default::default())
+        .expect("the first record imports");
+    assert_eq!(r.traces.iter().map(|t| t.calls.len()).sum::<usize>(), 1);
+    assert_eq!(r.warning_count, 1, "{:?}", r.warnings);
+    assert!(r.warnings[0].message.starts_with("request skipped"));
+    assert_eq!(r.warnings[0].location.line, Some(2));
+}
+
+#[test]
 fn anthropic_usage_adds_cache_to_input_and_prices_it() {
     let r = import_path(&root().join("tests/fixtures/anthropic/log.jsonl")).expect("imports");
     let t = &r.traces[0];

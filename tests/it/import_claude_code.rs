@@ -74,9 +74,12 @@ fn block_lines_of_one_response_are_one_call_with_usage_counted_once() {
 fn parallel_tool_results_are_one_user_message_paired_with_their_calls() {
     let r = load("session.jsonl");
     let t = &r.traces[0];
-    let second = &t.calls[1];
-    // Input: prompt, the four outputs of call 0, then both results as one message (one framing).
-    let results: Vec<_> = second.input[5..].iter().map(|&i| t.chunk(i)).collect();
+    let (first, second) = (&t.calls[0], &t.calls[1]);
+    // Input: call 0's input and four outputs, then both results as one message (one framing).
+    let results: Vec<_> = second.input[first.input.len() + first.output.len()..]
+        .iter()
+        .map(|&i| t.chunk(i))
+        .collect();
     assert_eq!(results.len(), 2);
     assert!(results.iter().all(|c| c.category == Category::ToolResult));
     assert!(results[0].starts_message && !results[1].starts_message);
@@ -112,6 +115,8 @@ fn compaction_replaces_the_chain_before_it_with_the_summary() {
     let mut carried = before.input.clone();
     carried.extend(&before.output);
     carried.push(*t.tool_pairs[3].result.as_ref().expect("edit result"));
+    // The system prompt and tools (unrecorded) stay through a compaction.
+    carried.retain(|&id| t.chunk(id).category != Category::Unrecorded);
     assert_eq!(keys(t, &c.replaced), keys(t, &carried));
     let summary = t.chunk(c.summary.expect("summary"));
     assert_eq!(summary.category, Category::Summary);
@@ -120,10 +125,11 @@ fn compaction_replaces_the_chain_before_it_with_the_summary() {
         .starts_with("This session is being continued"));
     // The call after it carries only the summary and the new prompt.
     let after = &t.calls[3];
-    assert_eq!(
-        categories(t, &after.input),
-        [Category::Summary, Category::User]
-    );
+    let input: Vec<Category> = categories(t, &after.input)
+        .into_iter()
+        .filter(|&c| c != Category::Unrecorded)
+        .collect();
+    assert_eq!(input, [Category::Summary, Category::User]);
     assert!(after.input.iter().all(|id| !c.replaced.contains(id)));
 }
 
@@ -215,7 +221,7 @@ fn malformed_lines_become_warnings_and_the_rest_loads() {
     );
     assert!(has("\"usage\" is a string"), "{messages:?}");
     assert!(has("\"content\" is a number"), "{messages:?}");
-    assert!(has("unknown type \"telemetry-ping\""), "{messages:?}");
+    assert!(has("unknown line type \"telemetry-ping\""), "{messages:?}");
     assert!(
         has("its parent \"gone-0001\" is not in this file"),
         "{messages:?}"
@@ -359,4 +365,289 @@ fn sniffs_sessions_from_their_first_line_and_leaves_look_alikes_alone() {
     let format =
         import("logs.jsonl", gemini.as_bytes(), &ImportOptions::default()).map(|r| r.format);
     assert_ne!(format, Ok("claude-code"));
+}
+
+/// The tool call ids of a call's output, in order.
+fn tool_call_ids(t: &Trace, ids: &[memlens_core::ChunkId]) -> Vec<String> {
+    ids.iter()
+        .filter_map(|&i| t.chunk(i).meta.tool_call_id.clone())
+        .collect()
+}
+
+#[test]
+fn parallel_task_calls_off_the_parent_chain_stay_one_call_with_all_results() {
+    // Three Task blocks of one response (msg_01PaR7..), each on its own line; each result hangs
+    // off its own call's line, written as the agents finished (B, C, A), and the next response
+    // hangs off A's result: the walk back from the end passes A only.
+    let r = load("parallel-tool-calls.jsonl");
+    assert!(
+        r.warnings.iter().all(|w| !w.message.contains("abandoned")),
+        "{:?}",
+        r.warnings
+    );
+    let t = &r.traces[0];
+    assert!(!t.attributes.contains_key("abandoned_branch_lines"));
+    let (a, b, c) = (
+        "toolu_01Tq8WkP3nVx5RbJ2mLc7AaA",
+        "toolu_01Hs4ZpN8cWy2QdK6tMf3BbB",
+        "toolu_01Lr6XmQ9dTz7PeV4uNg5CcC",
+    );
+    assert_eq!(t.calls.len(), 3);
+    let first = &t.calls[0];
+    assert_eq!(
+        categories(t, &first.output),
+        [
+            Category::Reasoning,
+            Category::Assistant,
+            Category::ToolCall,
+            Category::ToolCall,
+            Category::ToolCall
+        ]
+    );
+    assert_eq!(tool_call_ids(t, &first.output), [a, b, c]);
+    // The usage of the response's last line, once.
+    let u = first.usage.expect("usage");
+    assert_eq!(
+        (u.input_tokens, u.output_tokens),
+        (Some(3 + 2_100 + 15_800), Some(412))
+    );
+    // The next call's input: the three results as one user message after the calls.
+    let second = &t.calls[1];
+    let results = &second.input[first.input.len() + first.output.len()..];
+    assert_eq!(categories(t, results), [Category::ToolResult; 3]);
+    assert!(t.chunk(results[0]).starts_message);
+    assert!(results[1..].iter().all(|&i| !t.chunk(i).starts_message));
+    let mut answered = tool_call_ids(t, results);
+    answered.sort();
+    let mut called = vec![a, b, c];
+    called.sort();
+    assert_eq!(answered, called);
+    // Every call has its result, and every agent its spawning call.
+    assert_eq!(t.tool_pairs.len(), 5);
+    assert!(t
+        .tool_pairs
+        .iter()
+        .all(|p| p.call.is_some() && p.result.is_some()));
+    for (agent, call) in [("a2f04d6", a), ("b41e7c2", b), ("c58d913", c)] {
+        assert_eq!(t.attributes[&format!("agent_tool_call.{agent}")], call);
+    }
+    // The interleaved batch (Read, its result, then Grep hung off that result) is one call too.
+    assert_eq!(tool_call_ids(t, &second.output).len(), 2);
+    // What `memlens convert` writes keeps every call and its result.
+    let native = memlens_import::native::write(&r.traces);
+    for id in [a, b, c] {
+        assert!(native.contains(id), "{id} missing from the native output");
+    }
+    for result in [
+        "gateway.py:88 raises GatewayTimeout",
+        "totals.py:57 raises DiscountError",
+        "every carrier call in rates.py is wrapped",
+    ] {
+        assert!(native.contains(result), "{result:?} missing");
+    }
+}
+
+#[test]
+fn a_different_response_off_the_chain_is_still_an_abandoned_branch() {
+    let call = |msg: &str, id: &str| {
+        format!(
+            r#"{{"id":"{msg}","role":"assistant","model":"claude-sonnet-4-5","content":[{{"type":"tool_use","id":"{id}","name":"Read","input":{{}}}}],"usage":{{"input_tokens":10,"output_tokens":20}}}}"#
+        )
+    };
+    let result = |id: &str| {
+        format!(
+            r#"{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"{id}","content":"ok {id}"}}]}}"#
+        )
+    };
+    let text = [
+        line("u0", None, "user", r#"{"role":"user","content":"Read both."}"#),
+        // A retried response (msg_X) and its result: a different response, abandoned.
+        line("x1", Some("u0"), "assistant", &call("msg_X", "tx")),
+        line("xr", Some("x1"), "user", &result("tx")),
+        // The kept response (msg_A): two parallel blocks, results hung off each block.
+        line("a1", Some("u0"), "assistant", &call("msg_A", "t1")),
+        line("a2", Some("a1"), "assistant", &call("msg_A", "t2")),
+        line("r2", Some("a2"), "user", &result("t2")),
+        line("r1", Some("a1"), "user", &result("t1")),
+        line(
+            "n1",
+            Some("r1"),
+            "assistant",
+            r#"{"id":"msg_B","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"Done."}]}"#,
+        ),
+    ]
+    .join("\n");
+    let r = import("s.jsonl", text.as_bytes(), &ImportOptions::default()).expect("imports");
+    let t = &r.traces[0];
+    assert_eq!(t.attributes["abandoned_branch_lines"], "2");
+    assert_eq!(tool_call_ids(t, &t.calls[0].output), ["t1", "t2"]);
+    assert_eq!(t.tool_pairs.len(), 2);
+    assert!(t.chunks.iter().all(|c| c.content != "ok tx"));
+}
+
+const SESSION_21: &str = "c4e8a1f3-5b27-4d90-8e6a-2f1b7c9d3e58";
+
+#[test]
+fn a_2_1_session_opening_with_permission_mode_imports_and_links_its_subagent() {
+    let r = load("v2.1-permission-mode-first.jsonl");
+    assert_eq!(r.warning_count, 0, "{:?}", r.warnings);
+    let t = &r.traces[0];
+    assert_eq!(t.id, SESSION_21);
+    assert_eq!(t.calls.len(), 2);
+    // Lines that hold no conversation are counted per kind, not dropped unseen.
+    for (kind, n) in [
+        ("permission-mode", "1"),
+        ("file-history-snapshot", "1"),
+        ("attachment", "1"),
+        ("progress", "1"),
+        ("system.turn_duration", "1"),
+        ("last-prompt", "1"),
+        ("ai-title", "1"),
+    ] {
+        assert_eq!(t.attributes[&format!("ignored_lines.{kind}")], n, "{kind}");
+    }
+    let read = |name: &str| std::fs::read(fixture(name)).expect("fixture");
+    let (session, agent) = (
+        read("v2.1-permission-mode-first.jsonl"),
+        read("agent-a3d9e51.jsonl"),
+    );
+    let files = [
+        FileInput {
+            name: "projects/-home-dev-hooks/c4e8a1f3.jsonl",
+            bytes: &session,
+        },
+        FileInput {
+            name: "projects/-home-dev-hooks/c4e8a1f3/subagents/agent-a3d9e51.jsonl",
+            bytes: &agent,
+        },
+    ];
+    let results = import_many(&files, &ImportOptions::default());
+    let child = &results[1].as_ref().expect("agent imports").traces[0];
+    assert_eq!(child.id, format!("{SESSION_21}/agent-a3d9e51"));
+    let link = child.parent.as_ref().expect("parent");
+    assert_eq!(link.trace, SESSION_21);
+    assert_eq!(
+        link.tool_call_id.as_deref(),
+        Some("toolu_01Wm4Hq7Zs2Nc9Kx5Pd3Vb8J")
+    );
+    assert_eq!(link.call, Some(0));
+}
+
+#[test]
+fn sniffing_looks_past_leading_records_no_importer_claims() {
+    let user = line("u0", None, "user", r#"{"role":"user","content":"Hi"}"#);
+    let reply = line(
+        "a0",
+        Some("u0"),
+        "assistant",
+        r#"{"id":"msg_1","role":"assistant","model":"claude-opus-4-5","content":[{"type":"text","text":"Hello."}]}"#,
+    );
+    // `mode` and `tag` records are Claude Code's, but too plain to name the format alone.
+    let text = format!(
+        "{}\n{}\n{user}\n{reply}\n",
+        r#"{"type":"mode","mode":"normal","sessionId":"s-1"}"#,
+        r#"{"type":"tag","tag":"release","sessionId":"s-1"}"#
+    );
+    let r = import("s.jsonl", text.as_bytes(), &ImportOptions::default()).expect("imports");
+    assert_eq!(r.format, "claude-code");
+    assert_eq!(r.traces[0].calls.len(), 1);
+    assert_eq!(r.traces[0].attributes["ignored_lines.mode"], "1");
+    // Generic records with a Claude Code type name but not its fields are not Claude Code.
+    let lookalike =
+        "{\"type\":\"summary\",\"summary\":\"weekly\"}\n{\"type\":\"mode\",\"mode\":\"normal\"}\n";
+    let format =
+        import("x.jsonl", lookalike.as_bytes(), &ImportOptions::default()).map(|r| r.format);
+    assert_ne!(format, Ok("claude-code"));
+    // A file holding only Claude Code metadata records is still named (and has no traces).
+    let meta = "{\"type\":\"permission-mode\",\"permissionMode\":\"plan\",\"sessionId\":\"s-1\"}\n\
+                {\"type\":\"ai-title\",\"aiTitle\":\"Plan\",\"sessionId\":\"s-1\"}\n";
+    let err = import("m.jsonl", meta.as_bytes(), &ImportOptions::default()).expect_err("empty");
+    assert!(
+        err.to_string()
+            .contains("no traces found in this claude-code file"),
+        "{err}"
+    );
+}
+
+#[test]
+fn context_edits_unknown_types_and_system_notes_are_accounted_for() {
+    let user = line("u0", None, "user", r#"{"role":"user","content":"Hi"}"#);
+    let reply = line(
+        "a0",
+        Some("u0"),
+        "assistant",
+        r#"{"id":"msg_1","role":"assistant","model":"claude-opus-4-5","content":[{"type":"text","text":"Hello."}]}"#,
+    );
+    let text = [
+        user,
+        r#"{"type":"content-replacement","sessionId":"s-1","replacements":[]}"#.to_string(),
+        r#"{"type":"content-replacement","sessionId":"s-1","replacements":[]}"#.to_string(),
+        r#"{"type":"system","subtype":"microcompact_boundary","uuid":"m1","parentUuid":"u0","sessionId":"s-1","isSidechain":false}"#.to_string(),
+        r#"{"type":"system","subtype":"api_error","level":"error","uuid":"e1","parentUuid":"m1","sessionId":"s-1","isSidechain":false}"#.to_string(),
+        r#"{"type":"hologram","sessionId":"s-1"}"#.to_string(),
+        reply,
+    ]
+    .join("\n");
+    let r = import("s.jsonl", text.as_bytes(), &ImportOptions::default()).expect("imports");
+    let messages: Vec<&str> = r.warnings.iter().map(|w| w.message.as_str()).collect();
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.starts_with("context edit not applied: 2 content-replacement record(s)")),
+        "{messages:?}"
+    );
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.starts_with("context edit not applied: 1 microcompact_boundary record(s)")),
+        "{messages:?}"
+    );
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.starts_with("unknown line type \"hologram\": 1 line(s)")),
+        "{messages:?}"
+    );
+    assert_eq!(
+        r.traces[0].attributes["ignored_lines.system.api_error"],
+        "1"
+    );
+}
+
+#[test]
+fn lines_repeated_by_a_resumed_session_are_read_once_not_called_abandoned() {
+    let prompt = line("u0", None, "user", r#"{"role":"user","content":"Hi"}"#);
+    let reply = |uuid: &str, parent: &str, msg: &str, text: &str| {
+        line(
+            uuid,
+            Some(parent),
+            "assistant",
+            &format!(
+                r#"{{"id":"{msg}","role":"assistant","model":"claude-opus-4-5","content":[{{"type":"text","text":"{text}"}}]}}"#
+            ),
+        )
+    };
+    let text = [
+        prompt.clone(),
+        reply("a0", "u0", "msg_1", "Hello."),
+        // The resumed session copies the conversation so far, then goes on.
+        prompt,
+        reply("a0", "u0", "msg_1", "Hello."),
+        line(
+            "u1",
+            Some("a0"),
+            "user",
+            r#"{"role":"user","content":"Bye"}"#,
+        ),
+        reply("a1", "u1", "msg_2", "Bye."),
+    ]
+    .join("\n");
+    let r = import("s.jsonl", text.as_bytes(), &ImportOptions::default()).expect("imports");
+    let t = &r.traces[0];
+    assert_eq!(t.calls.len(), 2);
+    assert!(!t.attributes.contains_key("abandoned_branch_lines"));
+    assert_eq!(t.attributes["repeated_lines"], "2");
+    assert!(r.warnings.iter().any(|w| w
+        .message
+        .starts_with("2 line(s) repeat the uuid of an earlier line")));
 }

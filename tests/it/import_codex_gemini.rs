@@ -17,6 +17,14 @@ fn category(t: &Trace, id: ChunkId) -> Category {
     t.chunk(id).category
 }
 
+/// `ids` without the stand-in for what the log does not record (system prompt, tools).
+fn recorded(t: &Trace, ids: &[ChunkId]) -> Vec<ChunkId> {
+    ids.iter()
+        .copied()
+        .filter(|&id| category(t, id) != Category::Unrecorded)
+        .collect()
+}
+
 fn usage(t: &Trace, call: usize) -> Usage {
     t.calls[call]
         .usage
@@ -35,7 +43,10 @@ fn codex_calls_follow_token_counts_and_usage_keeps_cached_inside_input() {
 
     // Base instructions as system, then developer message, environment context, the prompt.
     let first = &t.calls[0];
-    let cats: Vec<Category> = first.input.iter().map(|&id| category(t, id)).collect();
+    let cats: Vec<Category> = recorded(t, &first.input)
+        .iter()
+        .map(|&id| category(t, id))
+        .collect();
     assert_eq!(
         cats,
         [
@@ -45,7 +56,7 @@ fn codex_calls_follow_token_counts_and_usage_keeps_cached_inside_input() {
             Category::User
         ]
     );
-    assert!(text(t, first.input[0]).starts_with("You are Codex"));
+    assert!(text(t, recorded(t, &first.input)[0]).starts_with("You are Codex"));
     // One sampling request: reasoning and the shell call; the output comes after its token_count.
     assert_eq!(
         first
@@ -157,18 +168,18 @@ fn codex_replacement_history_reuses_the_chunks_it_keeps() {
     // The `compaction` item is the (encrypted) summary.
     let summary = c.summary.expect("summary");
     assert_eq!(category(t, summary), Category::Summary);
-    let before = &t.calls[1];
-    let after = &t.calls[2];
+    let before = recorded(t, &t.calls[1].input);
+    let after = recorded(t, &t.calls[2].input);
     // System, environment context and the first prompt are the very same chunks.
-    assert_eq!(after.input[..3], before.input[..3]);
-    assert_eq!(after.input[3], summary);
-    assert_eq!(text(t, after.input[4]), "Now list its sections.");
-    let replaced: Vec<ChunkId> = before.input[3..]
+    assert_eq!(after[..3], before[..3]);
+    assert_eq!(after[3], summary);
+    assert_eq!(text(t, after[4]), "Now list its sections.");
+    let replaced: Vec<ChunkId> = before[3..]
         .iter()
-        .chain(&before.output)
+        .chain(&t.calls[1].output)
         .copied()
         .collect();
-    assert_eq!(c.replaced, replaced);
+    assert_eq!(recorded(t, &c.replaced), replaced);
 }
 
 #[test]
@@ -189,7 +200,7 @@ fn codex_older_order_puts_interleaved_tool_outputs_inside_one_call() {
     assert_eq!(usage(t, 0).input_tokens, Some(2000));
     assert_eq!(usage(t, 1).input_tokens, Some(2100));
     assert_eq!(usage(t, 1).cache_read_tokens, Some(1920));
-    assert_eq!(t.calls[1].input.len(), 7);
+    assert_eq!(recorded(t, &t.calls[1].input).len(), 7);
 }
 
 #[test]
@@ -317,14 +328,12 @@ fn gemini_jsonl_rewind_and_compression_rewrite_the_context() {
     assert_eq!(category(t, summary), Category::Summary);
     assert!(text(t, summary).starts_with("<state_snapshot>"));
     let after = &t.calls[4];
-    assert_eq!(after.input[0], summary);
-    let before: Vec<ChunkId> = t.calls[1]
-        .input
-        .iter()
-        .chain(&t.calls[1].output)
-        .copied()
+    assert_eq!(recorded(t, &after.input)[0], summary);
+    let before: Vec<ChunkId> = recorded(t, &t.calls[1].input)
+        .into_iter()
+        .chain(t.calls[1].output.iter().copied())
         .collect();
-    assert_eq!(c.replaced, before);
+    assert_eq!(recorded(t, &c.replaced), before);
     for id in &c.replaced {
         assert!(!after.input.contains(id));
     }
@@ -363,7 +372,7 @@ fn real_codex_and_gemini_files_import() {
     assert_eq!(u.input_tokens, Some(22539));
     assert_eq!(u.cache_read_tokens, Some(20864));
     // Instructions, developer context, environment context, prompt.
-    assert_eq!(t.calls[0].input.len(), 4);
+    assert_eq!(recorded(t, &t.calls[0].input).len(), 4);
 
     let gemini = import_path(&real.join("gemini-cli/session-01.json")).expect("real recording");
     assert_eq!(gemini.format, "gemini-cli");
@@ -375,4 +384,78 @@ fn real_codex_and_gemini_files_import() {
     assert_eq!(u.input_tokens, Some(4383));
     assert_eq!(u.output_tokens, Some(36));
     assert_eq!(u.reasoning_tokens, Some(28));
+}
+
+#[test]
+fn codex_lines_not_imported_are_counted_and_an_orphan_usage_is_a_warning() {
+    let r = fixture("codex", "interrupted-turn.jsonl");
+    let t = &r.traces[0];
+    assert_eq!(t.calls.len(), 2);
+    for (kind, n) in [
+        ("event_msg.user_message", "2"),
+        ("event_msg.agent_message", "1"),
+        ("event_msg.agent_reasoning", "1"),
+        ("event_msg.task_started", "1"),
+        ("event_msg.task_complete", "1"),
+        ("event_msg.turn_aborted", "1"),
+        // The rate-limit update without token numbers.
+        ("event_msg.token_count", "1"),
+        ("response_item.ghost_snapshot", "1"),
+    ] {
+        assert_eq!(t.attributes[&format!("ignored_lines.{kind}")], n, "{kind}");
+    }
+    // The interrupted request's usage was recorded, none of its items: said, not dropped unseen.
+    let lost: Vec<&str> = r
+        .warnings
+        .iter()
+        .map(|w| w.message.as_str())
+        .filter(|m| m.starts_with("token usage not matched to a model response"))
+        .collect();
+    assert_eq!(lost.len(), 1, "{:?}", r.warnings);
+    assert!(lost[0].contains("3380 input, 100 output"), "{}", lost[0]);
+    assert_eq!(usage(t, 1).input_tokens, Some(3610));
+}
+
+#[test]
+fn codex_old_layout_state_lines_are_counted() {
+    let r = fixture("codex", "legacy-layout.jsonl");
+    assert_eq!(
+        r.traces[0].attributes["ignored_lines.record_type.state"],
+        "2"
+    );
+}
+
+#[test]
+fn gemini_notices_and_metadata_updates_are_counted() {
+    let r = fixture("gemini-cli", "notices-and-metadata-updates.jsonl");
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    let t = &r.traces[0];
+    assert_eq!(t.calls.len(), 2);
+    for (kind, n) in [("info", "1"), ("warning", "1"), ("metadata_update", "3")] {
+        assert_eq!(t.attributes[&format!("ignored_lines.{kind}")], n, "{kind}");
+    }
+}
+
+#[test]
+fn gemini_parts_and_set_messages_of_unknown_shape_are_warnings() {
+    let text = r#"{"sessionId":"s-1","projectHash":"p","startTime":"2026-02-11T15:20:00.000Z","lastUpdated":"2026-02-11T15:20:00.000Z"}
+{"id":"u1","timestamp":"2026-02-11T15:20:04.000Z","type":"user","content":[{"text":"Hi"},{},42]}
+{"id":"g1","timestamp":"2026-02-11T15:20:07.000Z","type":"gemini","content":"Hello.","tokens":{"input":10,"output":2,"cached":0,"thoughts":0,"tool":0,"total":12},"model":"gemini-2.5-pro"}
+{"$set":{"messages":[{"id":"u1","type":"user","content":[{"text":"Hi"}]},{"id":"g1","type":"gemini","content":"Hello."},{"id":"x1","type":"hologram","content":"?"}]}}
+{"$set":"oops"}"#;
+    let r =
+        memlens_import::import("s.jsonl", text.as_bytes(), &Default::default()).expect("imports");
+    let messages: Vec<&str> = r.warnings.iter().map(|w| w.message.as_str()).collect();
+    let count = |prefix: &str| messages.iter().filter(|m| m.starts_with(prefix)).count();
+    assert_eq!(count("content part skipped"), 2, "{messages:?}");
+    assert_eq!(
+        count("$set.messages[2] (\"x1\") of unknown type"),
+        1,
+        "{messages:?}"
+    );
+    assert_eq!(
+        count("skipped: a $set update needs an object"),
+        1,
+        "{messages:?}"
+    );
 }

@@ -21,17 +21,17 @@ fn openhands_v0_condensation_is_a_compaction_with_its_summary() {
     assert_eq!(r.warning_count, 0, "{:?}", r.warnings);
     let t = &r.traces[0];
     assert_eq!(t.calls.len(), 5);
-    // The tool definitions and the system prompt open every call.
+    // The tool definitions and the system prompt open every call, after the unrecorded item:
+    // the fixture's reported usage is more than its messages count.
+    let input = &t.calls[0].input;
+    assert_eq!(t.chunk(input[0]).category, Category::Unrecorded);
     assert_eq!(
-        t.chunk(t.calls[0].input[0]).meta.kind.as_deref(),
+        t.chunk(input[1]).meta.kind.as_deref(),
         Some("tool_definitions")
     );
-    assert_eq!(t.chunk(t.calls[0].input[1]).category, Category::System);
+    assert_eq!(t.chunk(input[2]).category, Category::System);
     // A recall observation (microagent knowledge) stays a user chunk marked as recall.
-    assert_eq!(
-        t.chunk(t.calls[0].input[3]).meta.kind.as_deref(),
-        Some("recall")
-    );
+    assert_eq!(t.chunk(input[4]).meta.kind.as_deref(), Some("recall"));
 
     assert_eq!(t.compactions.len(), 1);
     let c = &t.compactions[0];
@@ -104,6 +104,76 @@ fn openhands_unknown_events_are_warnings_and_the_rest_loads() {
 }
 
 #[test]
+fn openhands_v1_stream_opening_with_state_events_imports() {
+    // A saved conversation opens with its `ConversationStateUpdateEvent`; the stream used to be
+    // "not a trace format" (or, forced, "no traces found").
+    let r = fixture("openhands", "v1-state-first.jsonl");
+    assert_eq!(r.warning_count, 0, "{:?}", r.warnings);
+    let t = &r.traces[0];
+    assert_eq!(t.calls.len(), 2);
+    assert_eq!(t.tool_pairs.len(), 1);
+    let answer = t.chunk(t.calls[1].output[0]);
+    assert_eq!(answer.content, "There are 42 Python files in /w/src.");
+    assert!(t.calls[1].input.contains(&t.calls[0].output[1]));
+}
+
+/// The tool result paired with `call_id`.
+fn tool_result<'a>(t: &'a Trace, call_id: &str) -> &'a str {
+    t.chunks
+        .iter()
+        .find(|c| {
+            c.category == Category::ToolResult && c.meta.tool_call_id.as_deref() == Some(call_id)
+        })
+        .map(|c| c.content.as_str())
+        .unwrap_or_else(|| panic!("no result for {call_id}"))
+}
+
+#[test]
+fn openhands_v0_llm_based_edit_counts_what_the_model_read() {
+    // An LLM-based edit stores a git diff as `content`; the model was sent
+    // `str(FileEditObservation)`: the numbered before/after hunks (`visualize_diff`), or a note
+    // for a new file. Expected text from OpenHands' code run on the same contents (CPython 3.11).
+    let r = fixture("openhands", "v0-llm-edit.json");
+    assert_eq!(r.warning_count, 0, "{:?}", r.warnings);
+    let t = &r.traces[0];
+    let expected = [
+        "[Existing file /w/geo.py is edited with 1 changes.]",
+        "[begin of edit 1 / 1]",
+        "(content before edit)",
+        " 3|",
+        " 4|def area(r):",
+        "-5|    return 3.14 * r * r",
+        " 6|",
+        " 7|",
+        " 8|def perimeter(r):",
+        "-9|    return 2 * 3.14 * r",
+        "10|",
+        "(content after edit)",
+        " 3|",
+        " 4|def area(r):",
+        "+5|    return math.pi * r * r",
+        " 6|",
+        " 7|",
+        " 8|def perimeter(r):",
+        "+9|    return 2 * math.pi * r",
+        "10|",
+        "[end of edit 1 / 1]",
+        "",
+    ];
+    assert_eq!(tool_result(t, "call_9sKd2"), expected.join("\n"));
+    assert_eq!(
+        tool_result(t, "call_Tq71x"),
+        "[New file /w/test_geo.py is created with the provided content.]\n"
+    );
+    // The ACI editor's edits still send their content (the UI's diff is in `extras.diff`).
+    let aci = fixture("openhands", "v0-events.json");
+    assert_eq!(
+        tool_result(&aci.traces[0], "call_c"),
+        "The file /w/calc.py has been edited. Line 2 now reads: return a + b"
+    );
+}
+
+#[test]
 fn swe_agent_traj_is_read_not_refused() {
     // A `.traj` was "not a trace format MemLens reads" before this importer.
     let r = fixture("swe-agent", "history-only.traj");
@@ -137,6 +207,44 @@ fn swe_agent_steps_take_each_query_as_the_call_input() {
         t.chunk(t.calls[2].input[5]).content,
         "Old environment output: (2 lines omitted)"
     );
+}
+
+#[test]
+fn swe_agent_history_without_trajectory_is_recognised() {
+    // Only `history` (no `trajectory` list): it used to be "not a trace format".
+    let r = fixture("swe-agent", "history-without-trajectory.traj");
+    assert_eq!(r.warning_count, 0, "{:?}", r.warnings);
+    let t = &r.traces[0];
+    assert_eq!(t.calls.len(), 3);
+    assert_eq!(t.tool_pairs.len(), 3);
+    assert_eq!(t.attributes["api_calls"], "3");
+}
+
+#[test]
+fn swe_agent_final_step_missing_from_history_is_kept_or_explained() {
+    // The submit step is in `trajectory` only (as in SWE-agent's own test trajectory): it was a
+    // model call, and used to be dropped without a word.
+    let r = fixture("swe-agent", "final-step-missing.traj");
+    assert_eq!(r.warning_count, 1, "{:?}", r.warnings);
+    assert!(r.warnings[0]
+        .message
+        .starts_with("trajectory step not in history: step 2 (submit) kept as a call"));
+    let t = &r.traces[0];
+    assert_eq!(t.calls.len(), 3, "api_calls is 3");
+    let last = t.calls.last().expect("calls");
+    assert_eq!(
+        t.chunk(last.output[0]).content,
+        "The colon is in place and the script runs. I will now submit the changes."
+    );
+    assert_eq!(last.input.len(), 8, "the whole history is its input");
+
+    // SWE-agent 0.x ending at the cost limit: the last step had no model response.
+    let r = fixture("swe-agent", "exit-cost-step.traj");
+    assert_eq!(r.warning_count, 1, "{:?}", r.warnings);
+    assert!(r.warnings[0].message.contains(
+        "step 1 (exit_cost, \"Exit due to cost limit\") ended the run without a model response"
+    ));
+    assert_eq!(r.traces[0].calls.len(), 1);
 }
 
 #[test]

@@ -1,6 +1,10 @@
 //! OpenInference spans, Langfuse and LangSmith exports: interning of resent history, usage with
 //! cache fields, grouping by session, tool pairs and latency, the raw value fallback, LangChain
-//! serialized messages, malformed variants.
+//! serialized messages, malformed variants. OpenInference and Langfuse tests are in the
+//! submodules; the helpers here are shared.
+
+mod langfuse;
+mod openinference;
 
 use crate::{import_path, root};
 use memlens_core::{Category, ChunkId, Trace, Usage};
@@ -23,12 +27,31 @@ fn inline(name: &str, doc: &str) -> Import {
     import(name, doc.as_bytes(), &ImportOptions::default()).unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// The categories of what the file records: not the unrecorded-context item, MemLens'
+/// estimate of what the reported usage counts beyond it (tested in memlens-core and
+/// tests/it/accounting.rs).
 fn categories(t: &Trace, ids: &[ChunkId]) -> Vec<Category> {
-    ids.iter().map(|&i| t.chunk(i).category).collect()
+    ids.iter()
+        .map(|&i| t.chunk(i).category)
+        .filter(|&c| c != Category::Unrecorded)
+        .collect()
 }
 
+/// The chunks the file records (the unrecorded item left out, as in [`categories`]).
+fn recorded(t: &Trace) -> usize {
+    t.chunks
+        .iter()
+        .filter(|c| c.category != Category::Unrecorded)
+        .count()
+}
+
+/// The texts the file records (as [`categories`]).
 fn contents(t: &Trace, ids: &[ChunkId]) -> Vec<String> {
-    ids.iter().map(|&i| t.chunk(i).content.clone()).collect()
+    ids.iter()
+        .map(|&i| t.chunk(i))
+        .filter(|c| c.category != Category::Unrecorded)
+        .map(|c| c.content.clone())
+        .collect()
 }
 
 fn usage(t: &Trace, call: usize) -> Usage {
@@ -78,348 +101,6 @@ fn warnings(r: &Import) -> String {
         .join("\n")
 }
 
-// ----------------------------------------------------------------------------- OpenInference
-
-#[test]
-fn openinference_session_interns_history_across_traces() {
-    let r = load_clean("openinference", "agent-session.json");
-    // Two traces of one session are one conversation; the embedding and agent spans are not calls.
-    assert_eq!(r.traces.len(), 1);
-    let t = &r.traces[0];
-    assert_eq!(t.id, "sess-7f3a");
-    assert_eq!(t.format, "openinference");
-    assert_eq!(t.attributes["service.name"], "travel-assistant");
-    assert_eq!(t.attributes["user.id"], "user-42");
-    assert_eq!(t.calls.len(), 3);
-    assert_history_interned(t);
-    // One chunk per message part across the three calls: tools, system, user, tool call, tool
-    // result, answer, user text + image, reasoning + answer.
-    assert_eq!(t.chunks.len(), 10);
-    assert_eq!(
-        categories(t, &t.calls[0].input),
-        [Category::Other, Category::System, Category::User]
-    );
-    assert_eq!(t.chunks[0].meta.kind.as_deref(), Some("tool_definitions"));
-    assert_eq!(categories(t, &t.calls[0].output), [Category::ToolCall]);
-    assert_eq!(
-        categories(t, &t.calls[1].input)[3..],
-        [Category::ToolCall, Category::ToolResult]
-    );
-    // Two `contents` text parts read as the one text the next call resends as `content`.
-    assert_eq!(
-        contents(t, &t.calls[1].output),
-        ["Yes: light rain in Paris, 14°C. Take an umbrella."]
-    );
-    assert_eq!(
-        categories(t, &t.calls[2].input)[5..],
-        [Category::Assistant, Category::User, Category::Other]
-    );
-    assert_eq!(
-        t.chunk(t.calls[2].input[7]).content,
-        "[image: https://example.com/maps/paris-tomorrow.png]"
-    );
-    assert_eq!(
-        categories(t, &t.calls[2].output),
-        [Category::Reasoning, Category::Assistant]
-    );
-    assert_paired(t);
-    // The TOOL span (no id: matched by tool name) measured 840 ms → 1070 ms.
-    assert_eq!(tool_result_latencies(t).len(), 1);
-    assert!(close(tool_result_latencies(t)[0], 230.0));
-
-    // OpenAI counts the cache in the prompt; this Anthropic instrumentation does not, which the
-    // total shows: 48 + 1280 + 100 + 41 = 1469.
-    assert_eq!(usage(t, 0).input_tokens, Some(1207));
-    assert_eq!(
-        (usage(t, 1).input_tokens, usage(t, 1).cache_read_tokens),
-        (Some(1262), Some(1152))
-    );
-    let third = usage(t, 2);
-    assert_eq!(third.input_tokens, Some(48 + 1280 + 100));
-    assert_eq!(
-        (third.cache_read_tokens, third.cache_write_tokens),
-        (Some(1280), Some(100))
-    );
-    assert_eq!(third.reasoning_tokens, Some(12));
-    assert_eq!(
-        t.calls[2].model.as_deref(),
-        Some("claude-sonnet-4-20250514")
-    );
-    assert!(close(t.calls[0].latency_ms, 810.0));
-    assert!(t.chunks.iter().all(|c| c.tokens > 0));
-}
-
-#[test]
-fn openinference_falls_back_to_input_and_output_values() {
-    let r = load_clean("openinference", "raw-values.jsonl");
-    assert_eq!(r.traces.len(), 2);
-    let quiz = &r.traces[0];
-    assert_eq!(quiz.calls.len(), 2);
-    // The raw request and response (OpenAI JSON) are the messages; the second request resends the
-    // first answer, which is the same chunk.
-    assert_eq!(
-        categories(quiz, &quiz.calls[0].input),
-        [Category::System, Category::User]
-    );
-    assert_history_interned(quiz);
-    assert_eq!(quiz.chunks.len(), 5);
-    let lines: Vec<u32> = quiz
-        .calls
-        .iter()
-        .filter_map(|c| c.source.map(|s| s.line))
-        .collect();
-    assert_eq!(lines, [1, 2]);
-    // text/plain values: one user message in, one assistant message out.
-    let plain = &r.traces[1];
-    assert_eq!(
-        contents(plain, &plain.calls[0].input),
-        ["Summarize: Canberra and Wellington are capitals."]
-    );
-    assert_eq!(
-        categories(plain, &plain.calls[0].output),
-        [Category::Assistant]
-    );
-}
-
-#[test]
-fn openinference_reads_langchain_values_and_drops_the_copy_of_a_call() {
-    // LangChain's instrumentation and the OpenAI SDK's both record the one call, as siblings.
-    let lc_input = r#"{\"messages\": [[{\"lc\": 1, \"type\": \"constructor\", \"id\": [\"langchain_core\", \"messages\", \"HumanMessage\"], \"kwargs\": {\"content\": \"Classify: latest news\"}}]]}"#;
-    let lc_output = r#"{\"generations\": [[{\"text\": \"news\", \"message\": {\"lc\": 1, \"type\": \"constructor\", \"id\": [\"langchain_core\", \"messages\", \"AIMessage\"], \"kwargs\": {\"content\": \"news\", \"tool_calls\": []}}}]]}"#;
-    let doc = format!(
-        r#"{{"resourceSpans": [{{"scopeSpans": [{{"spans": [
-          {{"traceId": "t1", "spanId": "lc", "name": "ChatOpenAI",
-            "startTimeUnixNano": "1000", "endTimeUnixNano": "9000", "attributes": [
-            {{"key": "openinference.span.kind", "value": {{"stringValue": "LLM"}}}},
-            {{"key": "input.value", "value": {{"stringValue": "{lc_input}"}}}},
-            {{"key": "input.mime_type", "value": {{"stringValue": "application/json"}}}},
-            {{"key": "output.value", "value": {{"stringValue": "{lc_output}"}}}},
-            {{"key": "output.mime_type", "value": {{"stringValue": "application/json"}}}}]}},
-          {{"traceId": "t1", "spanId": "oa", "name": "OpenAI Chat Completions",
-            "startTimeUnixNano": "1200", "endTimeUnixNano": "8800", "attributes": [
-            {{"key": "openinference.span.kind", "value": {{"stringValue": "LLM"}}}},
-            {{"key": "llm.model_name", "value": {{"stringValue": "gpt-4o-mini-2024-07-18"}}}},
-            {{"key": "llm.input_messages.0.message.role", "value": {{"stringValue": "user"}}}},
-            {{"key": "llm.input_messages.0.message.content", "value": {{"stringValue": "Classify: latest news"}}}},
-            {{"key": "llm.output_messages.0.message.role", "value": {{"stringValue": "assistant"}}}},
-            {{"key": "llm.output_messages.0.message.content", "value": {{"stringValue": "news"}}}},
-            {{"key": "llm.token_count.prompt", "value": {{"intValue": 24}}}},
-            {{"key": "llm.token_count.completion", "value": {{"intValue": 1}}}}]}},
-          {{"traceId": "t1", "spanId": "again", "name": "ChatOpenAI",
-            "startTimeUnixNano": "20000", "endTimeUnixNano": "29000", "attributes": [
-            {{"key": "openinference.span.kind", "value": {{"stringValue": "LLM"}}}},
-            {{"key": "llm.input_messages.0.message.role", "value": {{"stringValue": "user"}}}},
-            {{"key": "llm.input_messages.0.message.content", "value": {{"stringValue": "Classify: latest news"}}}},
-            {{"key": "llm.output_messages.0.message.role", "value": {{"stringValue": "assistant"}}}},
-            {{"key": "llm.output_messages.0.message.content", "value": {{"stringValue": "news"}}}}]}}
-        ]}}]}}]}}"#
-    );
-    let r = inline("dup.json", &doc);
-    assert_eq!(r.format, "openinference");
-    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
-    let t = &r.traces[0];
-    // The overlapping copy is dropped (its usage and model kept); the later retry is a call.
-    assert_eq!(t.calls.len(), 2);
-    assert_eq!(t.chunks.len(), 2);
-    assert_eq!(usage(t, 0).input_tokens, Some(24));
-    assert_eq!(t.calls[0].model.as_deref(), Some("gpt-4o-mini-2024-07-18"));
-    assert_eq!(contents(t, &t.calls[0].input), ["Classify: latest news"]);
-    assert_eq!(t.calls[1].input, t.calls[0].input);
-}
-
-#[test]
-fn openinference_malformed_variants_warn_and_the_rest_loads() {
-    let r = load("openinference", "malformed.json");
-    let all = warnings(&r);
-    for expected in [
-        "span 1 skipped: expected an object",
-        "unknown role \"critic\"",
-        "tool message without message.tool_call_id",
-        "unknown role \"7\"",
-        "input.value is not valid JSON",
-        "unknown span kind \"MYSTERY\"",
-        "1 LLM span(s) without messages",
-    ] {
-        assert!(all.contains(expected), "missing {expected:?} in\n{all}");
-    }
-    let t = &r.traces[0];
-    assert_eq!(t.calls.len(), 2);
-    // Kept as text, not dropped.
-    assert!(t
-        .chunk(t.calls[1].input[0])
-        .content
-        .starts_with("{\"messages\""));
-    // A count of the wrong type is no count.
-    assert_eq!(usage(t, 0).input_tokens, None);
-    assert_eq!(usage(t, 0).output_tokens, Some(6));
-
-    let r = load("openinference", "truncated.jsonl");
-    assert_eq!(r.warning_count, 1);
-    assert!(warnings(&r).contains("line 2"));
-    assert_eq!(r.traces[0].calls.len(), 1);
-
-    let path = root().join("tests/fixtures/openinference/error-no-content.json");
-    match import_path(&path) {
-        Err(ImportError::Invalid { message, .. }) => {
-            assert!(message.contains("OPENINFERENCE_HIDE_INPUTS"), "{message}")
-        }
-        other => panic!("expected an error, got {other:?}"),
-    }
-}
-
-#[test]
-fn openinference_does_not_claim_plain_genai_spans() {
-    let dir = root().join("tests/fixtures/otel");
-    for entry in std::fs::read_dir(&dir).expect("otel fixtures") {
-        let path = entry.expect("entry").path();
-        if let Ok(r) = import_path(&path) {
-            assert_eq!(r.format, "otel", "{}", path.display());
-        }
-    }
-}
-
-// ---------------------------------------------------------------------------------- Langfuse
-
-#[test]
-fn langfuse_trace_orders_generations_and_counts_cached_input() {
-    let r = load_clean("langfuse", "trace.json");
-    let t = &r.traces[0];
-    assert_eq!(t.id, "chat-1187");
-    assert_eq!(t.attributes["trace.name"], "order-support");
-    assert_eq!(t.attributes["user.id"], "customer-551");
-    // By startTime, whatever the file order.
-    assert_eq!(t.calls.len(), 2);
-    assert!(t.calls[0].started_at < t.calls[1].started_at);
-    assert_history_interned(t);
-    assert_eq!(
-        categories(t, &t.calls[1].input),
-        [
-            Category::Other,
-            Category::System,
-            Category::User,
-            Category::ToolCall,
-            Category::ToolResult
-        ]
-    );
-    assert_eq!(t.chunks.len(), 6);
-    assert_paired(t);
-    // The TOOL observation ran 01.900 → 02.540.
-    assert!(close(tool_result_latencies(t)[0], 640.0));
-    assert!(close(t.calls[1].latency_ms, 1500.0));
-    // usageDetails: input excludes input_cached_tokens; MemLens' includes them.
-    let second = usage(t, 1);
-    assert_eq!(second.input_tokens, Some(182 + 1024));
-    assert_eq!(second.cache_read_tokens, Some(1024));
-    assert_eq!(second.output_tokens, Some(14));
-    assert_eq!(usage(t, 0).reasoning_tokens, Some(0));
-}
-
-#[test]
-fn langfuse_groups_a_session_and_reads_langchain_shaped_tool_calls() {
-    let r = load_clean("langfuse", "session-traces.jsonl");
-    assert_eq!(r.traces.len(), 1);
-    let t = &r.traces[0];
-    assert_eq!(t.id, "sess-2210");
-    assert_eq!(t.calls.len(), 4);
-    assert_history_interned(t);
-    // 2 + tool call + result + answer + question + tool call + result + answer.
-    assert_eq!(t.chunks.len(), 9);
-    assert_paired(t);
-    let call = t.chunk(t.calls[0].output[0]);
-    assert_eq!(call.category, Category::ToolCall);
-    assert_eq!(
-        call.content,
-        r#"{"command":"find src -name '*.py' | wc -l"}"#
-    );
-    // Tool observations matched by name, in order.
-    let latencies = tool_result_latencies(t);
-    assert!(
-        close(latencies[0], 80.0) && close(latencies[1], 310.0),
-        "{latencies:?}"
-    );
-    // Anthropic keys: cache reads and writes added to input.
-    let first = usage(t, 0);
-    assert_eq!(
-        (first.input_tokens, first.cache_write_tokens),
-        (Some(12 + 2048), Some(2048))
-    );
-    let third = usage(t, 2);
-    assert_eq!(third.input_tokens, Some(25 + 2048 + 102));
-    assert_eq!(
-        (third.cache_read_tokens, third.cache_write_tokens),
-        (Some(2048), Some(102))
-    );
-}
-
-#[test]
-fn langfuse_observation_lists_and_the_ui_download() {
-    let r = load_clean("langfuse", "observations-api.json");
-    assert_eq!(r.traces.len(), 2);
-    let (a, b) = (&r.traces[0], &r.traces[1]);
-    assert_eq!((a.id.as_str(), b.id.as_str()), ("t-a", "t-b"));
-    assert_eq!(a.calls.len(), 2);
-    // The input given as a JSON string is parsed; the next call resends it.
-    assert_history_interned(a);
-    assert_eq!(
-        contents(a, &a.calls[1].output),
-        ["La réunion est désormais jeudi à 15h."]
-    );
-    assert_eq!(
-        (usage(a, 0).input_tokens, usage(a, 0).output_tokens),
-        (Some(19), Some(9))
-    );
-    assert_eq!(contents(b, &b.calls[0].output), ["positive"]);
-    assert_eq!(usage(b, 0).input_tokens, Some(15));
-
-    let r = load_clean("langfuse", "ui-download.json");
-    let t = &r.traces[0];
-    assert_eq!(t.id, "ui-trace-1");
-    assert_eq!(t.attributes["user.id"], "visitor-3");
-    assert_eq!(categories(t, &t.calls[0].output), [Category::Assistant]);
-}
-
-#[test]
-fn langfuse_usage_details_already_including_the_cache_are_not_counted_twice() {
-    let doc = r#"{"id": "t", "observations": [{"id": "g", "traceId": "t", "type": "GENERATION",
-        "startTime": "2025-01-01T00:00:00Z", "input": "hi", "output": "hello",
-        "usageDetails": {"input": 1500, "input_cached_tokens": 1000, "output": 20, "total": 1520}}]}"#;
-    let r = inline("lf.json", doc);
-    assert_eq!(r.format, "langfuse");
-    let u = usage(&r.traces[0], 0);
-    assert_eq!(
-        (u.input_tokens, u.cache_read_tokens),
-        (Some(1500), Some(1000))
-    );
-}
-
-#[test]
-fn langfuse_malformed_variants_warn_and_the_rest_loads() {
-    let r = load("langfuse", "malformed.jsonl");
-    let all = warnings(&r);
-    for expected in [
-        "observation skipped: expected an object, found a number",
-        "listed by id only",
-        "line 3 (record 2): skipped: invalid JSON",
-        "message skipped: expected a chat message",
-        "usage in CHARACTERS, not tokens: ignored",
-        "unknown type \"SCORE_CARD\"",
-    ] {
-        assert!(all.contains(expected), "missing {expected:?} in\n{all}");
-    }
-    let t = &r.traces[0];
-    assert_eq!(t.calls.len(), 2);
-    // Numeric strings and integral floats are counts.
-    let counted = t.calls.iter().find_map(|c| c.usage).unwrap_or_default();
-    assert_eq!(
-        (counted.input_tokens, counted.output_tokens),
-        (Some(11), Some(2))
-    );
-
-    let path = root().join("tests/fixtures/langfuse/error-ids-only.json");
-    let err = import_path(&path).expect_err("observation ids only make no trace");
-    assert!(err.to_string().contains("no traces"), "{err}");
-}
-
 // --------------------------------------------------------------------------------- LangSmith
 
 #[test]
@@ -431,7 +112,7 @@ fn langsmith_runs_follow_dotted_order_and_the_thread() {
     assert_eq!(t.calls.len(), 2);
     assert_history_interned(t);
     // Tools bound to the model (invocation params), system, user, tool call, result, answer.
-    assert_eq!(t.chunks.len(), 6);
+    assert_eq!(recorded(t), 6);
     assert_eq!(
         categories(t, &t.calls[0].input),
         [Category::Other, Category::System, Category::User]
@@ -493,7 +174,7 @@ fn langsmith_child_runs_with_message_dicts_and_anthropic_content() {
         categories(t, &t.calls[0].output),
         [Category::Reasoning, Category::Assistant, Category::ToolCall]
     );
-    assert_eq!(t.chunks.len(), 7);
+    assert_eq!(recorded(t), 7);
     assert_paired(t);
     // No tool call id on the tool run (a plain string output): matched by name.
     assert!(close(tool_result_latencies(t)[0], 40.0));
@@ -565,6 +246,59 @@ fn langsmith_malformed_variants_warn_and_the_rest_loads() {
     assert_eq!(t.calls.len(), 2);
     assert_history_interned(t);
     assert_eq!(usage(t, 0).input_tokens, Some(5));
+}
+
+#[test]
+fn langchain_invalid_tool_calls_are_kept() {
+    // A tool call whose arguments did not parse is in `invalid_tool_calls`; LangChain still sends
+    // it back as a tool call. It used to be dropped.
+    let doc = r#"[{"id": "r1", "trace_id": "t1", "run_type": "llm", "dotted_order": "1",
+      "inputs": {"messages": [[{"lc": 1, "type": "constructor",
+        "id": ["langchain", "schema", "messages", "HumanMessage"], "kwargs": {"content": "Look up A1 and B2."}}]]},
+      "outputs": {"generations": [[{"text": "", "message": {"lc": 1, "type": "constructor",
+        "id": ["langchain", "schema", "messages", "AIMessage"], "kwargs": {"content": "",
+        "tool_calls": [{"name": "lookup", "args": {"id": "A1"}, "id": "call_1", "type": "tool_call"}],
+        "invalid_tool_calls": [{"name": "lookup", "args": "{\"id\": \"B2\"", "id": "call_2",
+          "error": "Function lookup arguments are not valid JSON", "type": "invalid_tool_call"}]}}}]]}}]"#;
+    let r = inline("runs.json", doc);
+    let t = &r.traces[0];
+    let calls = contents(t, &t.calls[0].output);
+    assert_eq!(calls, [r#"{"id":"A1"}"#, r#"{"id": "B2""#]);
+}
+
+#[test]
+fn langsmith_batch_lists_of_the_wrong_type_are_warnings() {
+    let doc = r#"{"post": [{"id": "r1", "trace_id": "t1", "run_type": "llm", "dotted_order": "1",
+      "inputs": {"messages": [{"role": "user", "content": "Hi"}]}}], "patch": {"id": "r1"}}"#;
+    let r = inline("batch.json", doc);
+    assert!(
+        warnings(&r)
+            .contains("run batch \"patch\" skipped: expected a list of runs, found an object"),
+        "{}",
+        warnings(&r)
+    );
+    assert_eq!(r.traces[0].calls.len(), 1);
+}
+
+#[test]
+fn otel_malformed_containers_and_attribute_indices_are_warnings() {
+    let doc = r#"{"resourceSpans": [7, {"scopeSpans": ["x", {"spans": [{"traceId": "t", "spanId": "s",
+      "name": "chat", "attributes": [
+        {"key": "gen_ai.prompt.0.role", "value": {"stringValue": "user"}},
+        {"key": "gen_ai.prompt.0.content", "value": {"stringValue": "Hi"}},
+        {"key": "gen_ai.prompt.x.content", "value": {"stringValue": "lost"}},
+        {"key": "gen_ai.completion.0.content", "value": {"stringValue": "Hello"}}]}]}]}]}"#;
+    let r = inline("spans.json", doc);
+    assert_eq!(r.format, "otel");
+    let all = warnings(&r);
+    for expected in [
+        "resource spans skipped: expected an object, found a number",
+        "scope spans skipped: expected an object, found a string",
+        "attribute gen_ai.prompt.x.content skipped: its message index is not a number",
+    ] {
+        assert!(all.contains(expected), "missing {expected:?} in\n{all}");
+    }
+    assert_eq!(r.traces[0].calls.len(), 1);
 }
 
 #[test]

@@ -1,11 +1,13 @@
 //! The one integration-test binary: importer fixtures and snapshots, malformed input, properties,
 //! and checks on the real data in `../shared/data`.
 
+mod accounting;
 mod cjk;
 mod diff;
 mod evidence;
 mod fixtures;
 mod follow;
+mod import_atif;
 mod import_claude_code;
 mod import_codex_gemini;
 mod import_openhands_swe;

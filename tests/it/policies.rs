@@ -19,13 +19,28 @@ enum Step {
     Assistant(usize),
     /// Parallel tool calls with these result sizes.
     Tools(Vec<usize>),
+    /// Reasoning before an assistant reply of this size.
+    Reasoning(usize),
+    /// A user message with an image beside its text.
+    Image(usize),
+    /// A subagent started by a `Task` tool call: its run is a trace of its own.
+    Subagent(Vec<Step>),
 }
 
-fn step() -> impl Strategy<Value = Step> {
+fn leaf_step() -> impl Strategy<Value = Step> {
     prop_oneof![
         (1usize..60).prop_map(Step::User),
         (1usize..60).prop_map(Step::Assistant),
         prop::collection::vec(1usize..200, 1..4).prop_map(Step::Tools),
+        (1usize..60).prop_map(Step::Reasoning),
+        (1usize..30).prop_map(Step::Image),
+    ]
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        8 => leaf_step(),
+        1 => prop::collection::vec(leaf_step(), 1..8).prop_map(Step::Subagent),
     ]
 }
 
@@ -36,11 +51,46 @@ fn words(n: usize, seed: usize) -> String {
         .join(" ")
 }
 
+fn message(role: &str, parts: Vec<Part>) -> Message {
+    Message {
+        role: None,
+        role_name: role.into(),
+        parts,
+        ..Message::default()
+    }
+}
+
 /// Builds a trace from steps: system prompt, then the steps; every assistant turn (and every
 /// tool round) is a call.
 fn build(steps: &[Step]) -> Trace {
-    let mut b = TraceBuilder::new("random", "test");
+    build_set(steps, false).remove(0)
+}
+
+/// The run and its subagents' runs (each linked to the run): tool definitions first when
+/// `tools`, then the system prompt and the steps.
+fn build_set(steps: &[Step], tools: bool) -> Vec<Trace> {
+    let mut set = vec![Trace::default()];
+    set[0] = build_into("random", steps, tools, &mut set);
+    set
+}
+
+fn build_into(id: &str, steps: &[Step], tools: bool, set: &mut Vec<Trace>) -> Trace {
+    let mut b = TraceBuilder::new(id, "test");
     b.set_model(Some("gpt-4o".into()));
+    if tools {
+        b.push_message(
+            Message {
+                role_name: "tools".into(),
+                parts: vec![Part::Other {
+                    kind: memlens_core::model::TOOL_DEFINITIONS_KIND.into(),
+                    text: r#"[{"name":"lookup","parameters":{"id":"string"}}]"#.into(),
+                }],
+                unframed: true,
+                ..Message::default()
+            },
+            None,
+        );
+    }
     b.push_message(
         Message::text("system", "You are a test agent. Policy text."),
         None,
@@ -53,6 +103,23 @@ fn build(steps: &[Step]) -> Trace {
             }
             Step::Assistant(len) => {
                 b.push_message(Message::text("assistant", words(*len, k + 1)), None);
+            }
+            Step::Reasoning(len) => {
+                let parts = vec![
+                    Part::Reasoning(words(*len, k + 3)),
+                    Part::Text(words(*len / 2 + 1, k + 4)),
+                ];
+                b.push_message(message("assistant", parts), None);
+            }
+            Step::Image(len) => {
+                let parts = vec![
+                    Part::Text(words(*len, k + 5)),
+                    Part::Other {
+                        kind: "image".into(),
+                        text: format!("[image: screenshot-{k}.png]"),
+                    },
+                ];
+                b.push_message(message("user", parts), None);
             }
             Step::Tools(sizes) => {
                 let calls = sizes
@@ -73,30 +140,39 @@ fn build(steps: &[Step]) -> Trace {
                         _ => None,
                     })
                     .collect();
-                b.push_message(
-                    Message {
-                        role: None,
-                        role_name: "assistant".into(),
-                        parts: calls,
-                        ..Message::default()
-                    },
-                    None,
-                );
+                b.push_message(message("assistant", calls), None);
                 for (id, size) in ids.iter().zip(sizes) {
-                    b.push_message(
-                        Message {
-                            role: None,
-                            role_name: "tool".into(),
-                            parts: vec![Part::ToolResult {
-                                id: id.clone(),
-                                name: Some("lookup".into()),
-                                content: format!("{{\"data\": \"{}\"}}", words(*size, k + 2)),
-                            }],
-                            ..Message::default()
-                        },
-                        None,
-                    );
+                    let result = Part::ToolResult {
+                        id: id.clone(),
+                        name: Some("lookup".into()),
+                        content: format!("{{\"data\": \"{}\"}}", words(*size, k + 2)),
+                    };
+                    b.push_message(message("tool", vec![result]), None);
                 }
+            }
+            Step::Subagent(inner) => {
+                n += 1;
+                let call_id = format!("call_{n}");
+                let child_id = format!("{id}/agent-{n}");
+                let mut child = build_into(&child_id, inner, tools, set);
+                child.parent = Some(memlens_core::TraceLink {
+                    trace: id.to_string(),
+                    call: None,
+                    tool_call_id: Some(call_id.clone()),
+                });
+                set.push(child);
+                let call = Part::ToolCall {
+                    id: call_id.clone(),
+                    name: "Task".into(),
+                    arguments: format!("{{\"prompt\": \"{}\"}}", words(8, k)),
+                };
+                b.push_message(message("assistant", vec![call]), None);
+                let result = Part::ToolResult {
+                    id: call_id,
+                    name: Some("Task".into()),
+                    content: words(20, k + 6),
+                };
+                b.push_message(message("tool", vec![result]), None);
             }
         }
     }
@@ -104,6 +180,23 @@ fn build(steps: &[Step]) -> Trace {
     let (mut trace, _) = b.finish();
     count_trace(&mut trace, &TokenCounter::for_model(Some("gpt-4o")));
     trace
+}
+
+/// LangChain's `trim_messages(start_on="human")` drops the leading messages of a history that
+/// does not open on a human message at any budget, all of them fitting or not (langchain-core's
+/// `_first_max_tokens` applies `end_on` to a list that fits): the one way `langchain-trim`
+/// saves without a squeeze, faithfully.
+pub fn langchain_drops_at_any_budget(policy: &str, trace: &Trace) -> bool {
+    policy == "langchain-trim"
+        && trace.calls.iter().any(|call| {
+            call.input
+                .iter()
+                .map(|&id| trace.chunk(id))
+                .find(|c| !c.is_preamble())
+                .is_some_and(|c| {
+                    c.category != Category::User && c.meta.role.as_deref() != Some("user")
+                })
+        })
 }
 
 /// MemLens' own built-in policies (those whose strategy repairs invariants), from the one list
@@ -161,8 +254,9 @@ proptest! {
         cleanup in prop::option::of((0.3f32..1.0, 0.1f32..1.0)),
         rules in (0u8..3, prop::option::of(0u32..4), any::<bool>(), prop::option::of(0.0f32..0.6), prop::option::of(1u32..6), any::<bool>()),
         echoed in prop::option::of(prop::sample::select(vec![RunKind::Any, RunKind::Agent, RunKind::Conversation])),
+        tools in any::<bool>(),
     ) {
-        let trace = build(&steps);
+        let traces = build_set(&steps, tools);
         let names = memlens_policies();
         let mut policy = PolicyConfig::builtin(names[which % names.len()]).expect("built-in");
         // The value threshold and the cleanup threshold, on or off, over every policy.
@@ -185,11 +279,44 @@ proptest! {
         }
         // The assistant's echoed replies evicted, in some kind of run or none.
         policy.evict_echoed_replies = echoed;
-        let report = simulate(std::slice::from_ref(&trace), &policy, budget, &PriceTable::builtin())
+        let report = simulate(&traces, &policy, budget, &PriceTable::builtin())
             .expect("simulates");
-        for call in &report.traces[0].calls {
+        for call in report.traces.iter().flat_map(|t| &t.calls) {
             prop_assert!(call.violations.is_empty(), "{:?} at call {} under {}", call.violations, call.index, policy.name);
             prop_assert!(call.over_budget || call.input_tokens <= u64::from(budget));
+        }
+    }
+
+    /// At a budget the largest call fits in there is nothing to give up: every built-in
+    /// policy, the incumbents too, sends what keeping everything sends and breaks nothing.
+    #[test]
+    fn a_budget_above_the_largest_call_saves_nothing(
+        steps in prop::collection::vec(step(), 1..30),
+        tools in any::<bool>(),
+        extra in 0u32..2000,
+    ) {
+        let traces = build_set(&steps, tools);
+        let largest = traces
+            .iter()
+            .flat_map(memlens_core::tokens::call_tokens)
+            .map(|c| c.input)
+            .max()
+            .unwrap_or(0);
+        for name in memlens_core::policy::BUILTIN {
+            let policy = PolicyConfig::builtin(name).expect("built-in");
+            let Some(share) = policy.untouched_below() else {
+                continue;
+            };
+            let traces: Vec<Trace> = traces
+                .iter()
+                .filter(|t| !langchain_drops_at_any_budget(name, t))
+                .cloned()
+                .collect();
+            let budget = (largest as f64 / share).ceil() as u32 + extra;
+            let report = simulate(&traces, &policy, budget, &PriceTable::builtin())
+                .expect("simulates");
+            prop_assert_eq!(report.totals.saved_tokens, 0, "{} at {}", name, budget);
+            prop_assert_eq!(report.totals.violations, 0, "{} at {}", name, budget);
         }
     }
 
@@ -198,8 +325,9 @@ proptest! {
         steps in prop::collection::vec(step(), 1..30),
         budget in 20u32..1500,
         value in any::<bool>(),
+        tools in any::<bool>(),
     ) {
-        let trace = build(&steps);
+        let trace = build_set(&steps, tools).remove(0);
         let mut policy = PolicyConfig::builtin(if value { "value" } else { "window" }).expect("built-in");
         policy.protect.patterns.clear();
         policy.protect.recent_messages = 0;
@@ -218,7 +346,7 @@ proptest! {
                 for id in d.chunk_ids() {
                     let c = trace.chunk(id);
                     prop_assert!(
-                        c.category == Category::System || Some(&id) == newest_user,
+                        c.is_preamble() || Some(&id) == newest_user,
                         "over budget yet {} ({}) was kept", c.key, c.category
                     );
                 }
@@ -270,18 +398,17 @@ fn invariants_over_every_registered_policy() {
         };
         let rng = TestRng::deterministic_rng(RngAlgorithm::ChaCha);
         let mut runner = TestRunner::new_with_rng(config, rng);
-        let strategy = (prop::collection::vec(step(), 1..40), 20u32..3000);
-        let result = runner.run(&strategy, |(steps, budget)| {
-            let trace = build(&steps);
-            let report = simulate(
-                std::slice::from_ref(&trace),
-                &policy,
-                budget,
-                &PriceTable::builtin(),
-            )
-            .map_err(|e| TestCaseError::fail(format!("{name}: {e}")))?;
+        let strategy = (
+            prop::collection::vec(step(), 1..40),
+            20u32..3000,
+            any::<bool>(),
+        );
+        let result = runner.run(&strategy, |(steps, budget, tools)| {
+            let traces = build_set(&steps, tools);
+            let report = simulate(&traces, &policy, budget, &PriceTable::builtin())
+                .map_err(|e| TestCaseError::fail(format!("{name}: {e}")))?;
             let (mut calls, mut broken, mut over) = tally.get();
-            for call in &report.traces[0].calls {
+            for call in report.traces.iter().flat_map(|t| &t.calls) {
                 calls += 1;
                 broken += u64::from(!call.violations.is_empty());
                 over += u64::from(call.over_budget);

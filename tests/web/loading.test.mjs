@@ -151,9 +151,14 @@ test('an Anthropic log with usage: reported vs counted input, per call', async (
   await page.setInputFiles('#file-input', file);
   await page.waitForSelector('#k-reported');
   assert.match(await page.textContent('#file-badge'), /anthropic/);
+  // What was billed = the log's part + the unrecorded item (context the log does not hold,
+  // Anthropic's tool-use prompt here) + the counting difference, as inspect prints it.
   const diff = ref.reported_input_tokens - ref.counted_input_tokens_where_reported;
+  const unrecorded = ref.calls_detail.filter((c) => c.reported_input != null)
+    .reduce((n, c) => n + c.unrecorded, 0);
+  assert.ok(unrecorded > 0);
   assert.equal(await page.textContent('#k-reported'),
-    `reported ${int(ref.reported_input_tokens)} vs counted ${int(ref.counted_input_tokens_where_reported)} (${diff >= 0 ? '+' : ''}${diff})`);
+    `reported ${int(ref.reported_input_tokens)} = ${int(ref.counted_input_tokens_where_reported - unrecorded)} in the log + ${int(unrecorded)} not in the log (unrecorded) ${diff >= 0 ? '+' : ''}${diff}`);
   const withUsage = ref.calls_detail.filter((c) => c.reported_input != null).length;
   assert.equal(await page.locator('#growth-chart circle.reported').count(), withUsage);
   await shot(page, 'anthropic-usage');

@@ -222,6 +222,7 @@ fn merge_imports(
     let mut traces = Vec::new();
     let mut warnings = Vec::new();
     let mut warning_count = 0;
+    let mut warning_kinds = std::collections::BTreeMap::new();
     let mut failed = Vec::new();
     for result in results {
         match result {
@@ -232,6 +233,9 @@ fn merge_imports(
                 traces.extend(i.traces);
                 warnings.extend(i.warnings);
                 warning_count += i.warning_count;
+                for (kind, n) in i.warning_kinds {
+                    *warning_kinds.entry(kind).or_insert(0) += n;
+                }
             }
             Err(e) => failed.push(e),
         }
@@ -249,6 +253,7 @@ fn merge_imports(
         traces,
         warnings,
         warning_count,
+        warning_kinds,
     };
     // Files that could not be read are reported as warnings; the error names the file.
     let failed = failed.iter().map(|e| format!("not loaded: {e}")).collect();

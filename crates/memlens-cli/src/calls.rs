@@ -13,6 +13,8 @@ use serde::Serialize;
 pub struct CallRow {
     call: u32,
     counted_input_tokens: u64,
+    /// Of the counted input, the unrecorded item's (context the log does not hold).
+    unrecorded_tokens: u64,
     cause: PrefixCause,
     #[serde(skip_serializing_if = "Option::is_none")]
     at: Option<String>,
@@ -35,9 +37,11 @@ pub fn rows(trace: &Trace, changes: &[CallChange]) -> Vec<CallRow> {
     changes
         .iter()
         .zip(inputs)
-        .map(|(c, tokens)| CallRow {
+        .zip(&trace.calls)
+        .map(|((c, tokens), call)| CallRow {
             call: c.call,
             counted_input_tokens: tokens.input,
+            unrecorded_tokens: memlens_core::unrecorded::tokens_in(trace, call),
             cause: c.cause,
             at: c.at.map(key),
             shared_prefix_chunks: c.shared_prefix_chunks,
@@ -64,9 +68,10 @@ pub fn print(trace: &Trace, rows: &[CallRow]) {
         trace.id
     );
     outln!(
-        "    {:>5} {:>9} {:>9} {:>9} {:>10}  {:<17} {:<10} changes",
+        "    {:>5} {:>9} {:>10} {:>9} {:>9} {:>10}  {:<17} {:<10} changes",
         "call",
         "input",
+        "unrecorded",
         "shared",
         "re-sent",
         "miss",
@@ -84,9 +89,10 @@ pub fn print(trace: &Trace, rows: &[CallRow]) {
             "-".to_string()
         };
         outln!(
-            "    {:>5} {:>9} {:>9} {:>9} {:>10}  {:<17} {:<10} +{} -{} ~{}",
+            "    {:>5} {:>9} {:>10} {:>9} {:>9} {:>10}  {:<17} {:<10} +{} -{} ~{}",
             r.call,
             r.counted_input_tokens,
+            r.unrecorded_tokens,
             r.shared_prefix_tokens,
             r.resent_tokens,
             miss,

@@ -106,29 +106,7 @@ pub fn print_file(name: &str, result: &Import, summaries: &[TraceSummary], top: 
             .filter_map(|s| s.figures.counted_input_tokens_where_reported)
             .reduce(|a, b| a + b),
     ) {
-        let diff = r as i64 - counted as i64;
-        outln!();
-        outln!(
-            "  reported vs. counted input tokens (calls with usage): {r} vs. {counted} ({diff:+}, {:+.1}%)",
-            diff as f64 * 100.0 / counted.max(1) as f64
-        );
-        if summaries.len() == 1 {
-            for c in summaries[0]
-                .calls_detail
-                .iter()
-                .filter(|c| c.reported_input.is_some())
-                .take(TRACE_ROWS)
-            {
-                outln!(
-                    "    call {:>3}: reported {:>8}  counted {:>8}  diff {:>+6}  cached {:>7}",
-                    c.index,
-                    opt(c.reported_input),
-                    c.counted.input,
-                    c.input_diff.unwrap_or(0),
-                    c.cached_input
-                );
-            }
-        }
+        print_reported(summaries, r, counted);
     }
     let orphans: usize = summaries
         .iter()
@@ -262,6 +240,54 @@ fn print_compactions(s: &TraceSummary) {
             );
         } else {
             outln!("       no later call used content it lost");
+        }
+    }
+}
+
+/// Reported input against what MemLens counted, over the calls that report usage: the log's
+/// part, the unrecorded item and the counting difference add up to what was billed.
+fn print_reported(summaries: &[TraceSummary], reported: u64, counted: u64) {
+    let unrecorded: u64 = summaries
+        .iter()
+        .flat_map(|s| &s.calls_detail)
+        .filter(|c| c.reported_input.is_some())
+        .map(|c| c.unrecorded)
+        .sum();
+    let diff = reported as i64 - counted as i64;
+    let share = |n: i64| n as f64 * 100.0 / reported.max(1) as f64;
+    outln!();
+    outln!(
+        "  reported input (calls with usage): {reported} = {} in the log + {unrecorded} not in the log ({:.1}%, unrecorded) {diff:+} counting difference ({:+.1}%)",
+        counted - unrecorded,
+        share(unrecorded as i64),
+        share(diff)
+    );
+    if let [s] = summaries {
+        if let Some(c) = s.figures.calibration.filter(|_| s.figures.tokens_estimated) {
+            outln!(
+                "  calibrated estimate: {} counts {:.3}x the {} count of the log's part (over {} calls); counts shown are {}",
+                s.figures.model.as_deref().unwrap_or("the model"),
+                c.ratio,
+                s.figures.encoding,
+                c.calls,
+                s.figures.encoding
+            );
+        }
+        for c in s
+            .calls_detail
+            .iter()
+            .filter(|c| c.reported_input.is_some())
+            .take(TRACE_ROWS)
+        {
+            outln!(
+                "    call {:>3}: reported {:>8}  in log {:>8}  unrecorded {:>7}  diff {:>+6}  cached {:>7}",
+                c.index,
+                opt(c.reported_input),
+                c.counted.input - c.unrecorded,
+                c.unrecorded,
+                c.input_diff.unwrap_or(0),
+                c.cached_input
+            );
         }
     }
 }

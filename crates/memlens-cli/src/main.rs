@@ -15,7 +15,7 @@ use memlens_core::cost::PriceTable;
 use memlens_core::diff::call_changes;
 use memlens_core::report::{summarize, TraceSummary};
 use memlens_core::Trace;
-use memlens_import::{import, Import, ImportOptions, Warning, IMPORTERS};
+use memlens_import::{import, Import, ImportOptions, IMPORTERS};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -185,9 +185,8 @@ enum Command {
     Formats,
     /// Replay traces under a policy and budget: tokens and dollars saved, misses, violations.
     Simulate {
-        /// Trace files.
-        #[arg(required = true)]
-        files: Vec<PathBuf>,
+        #[command(flatten)]
+        inputs: Inputs,
         /// A built-in policy name (see `memlens policies`) or a JSON/TOML policy file.
         #[arg(long, default_value = "value")]
         policy: String,
@@ -198,14 +197,14 @@ enum Command {
         /// chunks it replaced, and the later calls that needed something it lost.
         #[arg(long)]
         summaries: bool,
-        #[command(flatten)]
-        common: SimFlags,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Replay under one policy at several budgets (budget vs. cost and misses).
     Sweep {
-        /// Trace files.
-        #[arg(required = true)]
-        files: Vec<PathBuf>,
+        #[command(flatten)]
+        inputs: Inputs,
         /// Policy name or file.
         #[arg(long, default_value = "value")]
         policy: String,
@@ -216,14 +215,14 @@ enum Command {
             default_value = "1000,2000,4000,8000,16000"
         )]
         budgets: Vec<u32>,
-        #[command(flatten)]
-        common: SimFlags,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Replay several policies on the same traces side by side.
     Compare {
-        /// Trace files.
-        #[arg(required = true)]
-        files: Vec<PathBuf>,
+        #[command(flatten)]
+        inputs: Inputs,
         /// Comma-separated policy names or files (default: every built-in policy).
         #[arg(long, value_delimiter = ',')]
         policies: Vec<String>,
@@ -237,8 +236,9 @@ enum Command {
         /// 2000,4000,8000 unless given), best savings first.
         #[arg(long)]
         frontier: bool,
-        #[command(flatten)]
-        common: SimFlags,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Write one self-contained HTML page (no scripts, nothing loaded; charts as inline SVG):
     /// the traces' figures, growth by category, cost by tool, the value heatmap, where the
@@ -283,35 +283,6 @@ enum Command {
         /// Print this built-in policy as JSON.
         name: Option<String>,
     },
-}
-
-/// Flags shared by simulate, sweep and compare.
-#[derive(clap::Args)]
-struct SimFlags {
-    /// Skip format sniffing.
-    #[arg(long)]
-    format: Option<String>,
-    /// Count and price as this model.
-    #[arg(long)]
-    model: Option<String>,
-    /// Price table overrides (JSON).
-    #[arg(long)]
-    prices: Option<PathBuf>,
-    /// Print JSON.
-    #[arg(long)]
-    json: bool,
-}
-
-impl SimFlags {
-    fn into_args(self, files: Vec<PathBuf>) -> sim::SimArgs {
-        sim::SimArgs {
-            files,
-            format: self.format,
-            model: self.model,
-            prices: self.prices,
-            json: self.json,
-        }
-    }
 }
 
 /// The built-in price table with the user's overrides.
@@ -363,6 +334,8 @@ struct JsonOut<'a> {
     traces: Vec<TraceOut<'a>>,
     warnings: Vec<String>,
     warning_count: usize,
+    /// Every warning by kind (`memlens_import::warning_kind`), over all the files.
+    warning_kinds: std::collections::BTreeMap<String, usize>,
     errors: Vec<String>,
     prices_source: String,
 }
@@ -500,15 +473,25 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
     for path in paths {
         if path.is_dir() {
             walk(&path, out)?;
-        } else if path
-            .extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| TRACE_EXTENSIONS.contains(&e.to_ascii_lowercase().as_str()))
-        {
+        } else if is_trace_file(&path) {
             out.push(path);
         }
     }
     Ok(())
+}
+
+/// Whether a file found in a folder is read as a trace: by its extension, less the sidecars
+/// agents write beside their transcripts (Claude Code's `agent-<id>.meta.json`: the subagent's
+/// type and description, not a conversation).
+fn is_trace_file(path: &Path) -> bool {
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        return false;
+    };
+    let name = name.to_ascii_lowercase();
+    !name.ends_with(".meta.json")
+        && name
+            .rsplit_once('.')
+            .is_some_and(|(_, ext)| TRACE_EXTENSIONS.contains(&ext))
 }
 
 /// What [`import_files`] read: each file's import by name, and the files that failed.
@@ -544,36 +527,35 @@ pub(crate) fn import_files(
 fn run(command: Command) -> Result<ExitCode, String> {
     match command {
         Command::Simulate {
-            files,
+            inputs,
             policy,
             budget,
             summaries,
-            common,
-        } => sim::simulate_cmd(&common.into_args(files), &policy, budget, summaries)
-            .map(|()| ExitCode::SUCCESS),
+            json,
+        } => sim::simulate_cmd(&sim::SimArgs { inputs, json }, &policy, budget, summaries)
+            .map(|errors| report_unreadable(&errors)),
         Command::Sweep {
-            files,
+            inputs,
             policy,
             budgets,
-            common,
-        } => {
-            sim::sweep_cmd(&common.into_args(files), &policy, &budgets).map(|()| ExitCode::SUCCESS)
-        }
+            json,
+        } => sim::sweep_cmd(&sim::SimArgs { inputs, json }, &policy, &budgets)
+            .map(|errors| report_unreadable(&errors)),
         Command::Compare {
-            files,
+            inputs,
             policies,
             budget,
             budgets,
             frontier,
-            common,
+            json,
         } => sim::compare_cmd(
-            &common.into_args(files),
+            &sim::SimArgs { inputs, json },
             &policies,
             budget,
             &budgets,
             frontier,
         )
-        .map(|()| ExitCode::SUCCESS),
+        .map(|errors| report_unreadable(&errors)),
         Command::BenchEvidence {
             file,
             budgets,
@@ -693,7 +675,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
             )
             .map_err(|e| e.to_string())?;
             drop(bytes);
-            print_warnings(&result.warnings, result.warning_count);
+            print_warnings(&result);
             if redact {
                 let summary =
                     memlens_core::redact::redact_traces(&mut result.traces, model.as_deref());
@@ -738,7 +720,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
                             calls::print(trace, &calls::rows(trace, &changes));
                         }
                     }
-                    print_warnings(&result.warnings, result.warning_count);
+                    print_warnings(result);
                 }
             }
             Ok(if errors.is_empty() {
@@ -765,13 +747,23 @@ fn parse_budgets(values: &[String]) -> Result<Vec<u32>, String> {
         .collect()
 }
 
-fn print_warnings(warnings: &[Warning], total: usize) {
+/// The first warnings in full, then, when there were more, every kind with its count (all of
+/// them, also those past the ones an import keeps).
+fn print_warnings(result: &Import) {
     const SHOWN: usize = 10;
-    for w in warnings.iter().take(SHOWN) {
+    for w in result.warnings.iter().take(SHOWN) {
         eprintln!("warning: {w}");
     }
-    if total > SHOWN {
-        eprintln!("warning: ... and {} more warning(s)", total - SHOWN);
+    if result.warning_count > SHOWN {
+        eprintln!(
+            "warning: {} warning(s) in all, by kind:",
+            result.warning_count
+        );
+        let mut kinds: Vec<(&String, &usize)> = result.warning_kinds.iter().collect();
+        kinds.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        for (kind, n) in kinds {
+            eprintln!("warning: {n:>7} x {kind}");
+        }
     }
 }
 
@@ -801,6 +793,7 @@ fn print_json(
         traces: Vec::new(),
         warnings: Vec::new(),
         warning_count: 0,
+        warning_kinds: Default::default(),
         errors: errors.to_vec(),
         prices_source: format!("{} ({})", table.source, table.retrieved),
     };
@@ -808,6 +801,9 @@ fn print_json(
         out.warnings
             .extend(result.warnings.iter().map(ToString::to_string));
         out.warning_count += result.warning_count;
+        for (kind, n) in &result.warning_kinds {
+            *out.warning_kinds.entry(kind.clone()).or_insert(0) += n;
+        }
         for trace in &result.traces {
             out.traces.push(TraceOut {
                 file: name.clone(),

@@ -2,27 +2,20 @@
 
 use crate::fmt::{truncate, usd};
 use crate::out::outln;
-use crate::{load_prices, read};
+use crate::{read, ImportedFiles, Inputs};
 use memlens_core::analysis::simulated_compactions;
 use memlens_core::compaction::{CompactionReport, ItemKind};
 use memlens_core::cost::PriceTable;
 use memlens_core::policy::PolicyConfig;
 use memlens_core::simulate::{simulate, SimReport, Totals};
 use memlens_core::Trace;
-use memlens_import::{import, ImportOptions};
 use serde::Serialize;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Options shared by the three commands.
 pub struct SimArgs {
-    /// Trace files.
-    pub files: Vec<PathBuf>,
-    /// Importer override.
-    pub format: Option<String>,
-    /// Model override.
-    pub model: Option<String>,
-    /// Price overrides.
-    pub prices: Option<PathBuf>,
+    /// The traces, read as every command reads them.
+    pub inputs: Inputs,
     /// JSON output.
     pub json: bool,
 }
@@ -61,19 +54,12 @@ pub fn resolve_policy(spec: &str) -> Result<PolicyConfig, String> {
     PolicyConfig::builtin(spec).map_err(|e| e.to_string())
 }
 
-fn load(args: &SimArgs) -> Result<(Vec<Trace>, PriceTable), String> {
-    let prices = load_prices(args.prices.as_deref())?;
-    let options = ImportOptions {
-        format: args.format.clone(),
-        model: args.model.clone(),
-    };
-    let mut traces = Vec::new();
-    for path in crate::expand_paths(&args.files)? {
-        let name = path.display().to_string();
-        let result = import(&name, &read(&path)?, &options).map_err(|e| e.to_string())?;
-        traces.extend(result.traces);
-    }
-    Ok((traces, prices))
+/// The traces of every input that could be read (subagents linked), the price table, and the
+/// inputs that could not be read, for the caller to report (`crate::import_files`).
+fn load(args: &SimArgs) -> Result<(Vec<Trace>, PriceTable, Vec<String>), String> {
+    let (prices, ImportedFiles { imports, errors }) = args.inputs.read()?;
+    let traces = imports.into_iter().flat_map(|(_, i)| i.traces).collect();
+    Ok((traces, prices, errors))
 }
 
 fn budget_of(policy: &PolicyConfig, budget: Option<u32>) -> Result<u32, String> {
@@ -97,8 +83,11 @@ pub fn simulate_cmd(
     policy: &str,
     budget: Option<u32>,
     summaries: bool,
-) -> Result<(), String> {
-    let (traces, prices) = load(args)?;
+) -> Result<Vec<String>, String> {
+    let (traces, prices, errors) = load(args)?;
+    if traces.is_empty() {
+        return Ok(errors);
+    }
     let policy = resolve_policy(policy)?;
     let budget = budget_of(&policy, budget)?;
     let report = run_one(&traces, &policy, budget, &prices)?;
@@ -116,7 +105,8 @@ pub fn simulate_cmd(
     };
     if args.json {
         if !summaries {
-            return print_json(&report);
+            print_json(&report)?;
+            return Ok(errors);
         }
         let mut value = serde_json::to_value(&report).map_err(|e| e.to_string())?;
         if let Some(list) = value.get_mut("traces").and_then(|t| t.as_array_mut()) {
@@ -124,7 +114,8 @@ pub fn simulate_cmd(
                 t["summaries"] = serde_json::to_value(made).map_err(|e| e.to_string())?;
             }
         }
-        return print_json(&value);
+        print_json(&value)?;
+        return Ok(errors);
     }
     outln!(
         "policy {} at budget {budget} on {} trace(s), {} calls",
@@ -190,7 +181,7 @@ pub fn simulate_cmd(
             );
         }
     }
-    Ok(())
+    Ok(errors)
 }
 
 /// The summaries the policy made, trace by trace, with what each kept and lost.
@@ -238,8 +229,11 @@ struct Row {
 }
 
 /// `memlens sweep`.
-pub fn sweep_cmd(args: &SimArgs, policy: &str, budgets: &[u32]) -> Result<(), String> {
-    let (traces, prices) = load(args)?;
+pub fn sweep_cmd(args: &SimArgs, policy: &str, budgets: &[u32]) -> Result<Vec<String>, String> {
+    let (traces, prices, errors) = load(args)?;
+    if traces.is_empty() {
+        return Ok(errors);
+    }
     let policy = resolve_policy(policy)?;
     let mut rows = Vec::new();
     for &budget in budgets {
@@ -254,7 +248,8 @@ pub fn sweep_cmd(args: &SimArgs, policy: &str, budgets: &[u32]) -> Result<(), St
         args.json,
         &format!("policy {} on {} trace(s)", policy.name, traces.len()),
         &rows,
-    )
+    )?;
+    Ok(errors)
 }
 
 /// `memlens compare`.
@@ -266,8 +261,11 @@ pub fn compare_cmd(
     budget: Option<u32>,
     budgets: &[u32],
     frontier: bool,
-) -> Result<(), String> {
-    let (traces, prices) = load(args)?;
+) -> Result<Vec<String>, String> {
+    let (traces, prices, errors) = load(args)?;
+    if traces.is_empty() {
+        return Ok(errors);
+    }
     let all: Vec<String> = memlens_core::policy::BUILTIN
         .iter()
         .map(|s| s.to_string())
@@ -301,7 +299,8 @@ pub fn compare_cmd(
     }
     let title = format!("{} trace(s)", traces.len());
     if !frontier {
-        return print_rows(args.json, &title, &rows);
+        print_rows(args.json, &title, &rows)?;
+        return Ok(errors);
     }
     let on = memlens_core::simulate::on_frontier(rows.iter().map(|r| &r.totals));
     if args.json {
@@ -310,7 +309,8 @@ pub fn compare_cmd(
             .zip(&on)
             .map(|(r, &frontier)| FrontierRow { row: r, frontier })
             .collect();
-        return print_json(&serde_json::json!({ "rows": rows }));
+        print_json(&serde_json::json!({ "rows": rows }))?;
+        return Ok(errors);
     }
     // Best savings first: the frontier reads top to bottom, from saving most to missing least.
     let mut order: Vec<usize> = (0..rows.len()).collect();
@@ -338,7 +338,7 @@ pub fn compare_cmd(
             if on[i] { "yes" } else { "" }
         );
     }
-    Ok(())
+    Ok(errors)
 }
 
 #[derive(Serialize)]

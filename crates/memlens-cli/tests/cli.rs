@@ -504,11 +504,11 @@ fn a_document_with_no_records_says_so() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
-#[test]
-fn a_claude_code_project_folder_links_each_subagent_to_its_parent_call() {
-    // ~/.claude/projects/<dir>/ as Claude Code lays it out, plus a file that is not a trace.
+/// A temporary Claude Code project folder (`~/.claude/projects/<dir>/`): the session fixture and
+/// its subagent's file under `<session>/subagents/`; returns the folder and the session id.
+fn claude_code_project(name: &str) -> (PathBuf, &'static str) {
     let session = "7d3f6a52-1c9e-4b8a-9f21-5e0c7b4d2a10";
-    let dir = std::env::temp_dir().join(format!("memlens-project-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("{name}-{}", std::process::id()));
     let subagents = dir.join(session).join("subagents");
     std::fs::create_dir_all(&subagents).expect("temp dir");
     std::fs::copy(
@@ -521,6 +521,13 @@ fn a_claude_code_project_folder_links_each_subagent_to_its_parent_call() {
         subagents.join("agent-a7c31f2.jsonl"),
     )
     .expect("copy subagent");
+    (dir, session)
+}
+
+#[test]
+fn a_claude_code_project_folder_links_each_subagent_to_its_parent_call() {
+    // ~/.claude/projects/<dir>/ as Claude Code lays it out, plus a file that is not a trace.
+    let (dir, session) = claude_code_project("memlens-project");
     std::fs::write(dir.join("notes.txt"), "not a trace").expect("write");
     let o = memlens(&["inspect", "--json", dir.to_str().expect("utf-8")]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -537,6 +544,72 @@ fn a_claude_code_project_folder_links_each_subagent_to_its_parent_call() {
         human.contains(&format!("started by {session} call 1")),
         "{human}"
     );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Every command that reads traces reads them one way: a folder with a bad file gives results
+/// for the rest, names the bad file and exits 1; subagents are linked; sidecars are skipped.
+#[test]
+fn one_bad_file_never_stops_a_folder_run() {
+    let (dir, session) = claude_code_project("memlens-bad-folder");
+    let subagents = dir.join(session).join("subagents");
+    // Claude Code's sidecar beside a subagent's transcript: not a trace, never an error.
+    std::fs::write(
+        subagents.join("agent-a7c31f2.meta.json"),
+        r#"{"agentType":"general-purpose"}"#,
+    )
+    .expect("write sidecar");
+    std::fs::write(dir.join("broken.json"), "{\"messages\": [").expect("write bad file");
+    let folder = dir.to_str().expect("utf-8");
+    let columns = dir.join("columns");
+    let columns = columns.to_str().expect("utf-8");
+    let runs: [&[&str]; 5] = [
+        &[
+            "simulate", folder, "--policy", "window", "--budget", "4000", "--json",
+        ],
+        &[
+            "sweep",
+            folder,
+            "--policy",
+            "window",
+            "--budgets",
+            "2000,4000",
+            "--json",
+        ],
+        &[
+            "compare",
+            folder,
+            "--policies",
+            "window,value",
+            "--budget",
+            "4000",
+            "--json",
+        ],
+        &["export-columns", folder, "-o", columns],
+        &["inspect", folder, "--json"],
+    ];
+    for args in runs {
+        let o = memlens(args);
+        // Named on standard error, or among the errors of the JSON document (`inspect --json`).
+        let err = format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stderr),
+            String::from_utf8_lossy(&o.stdout)
+        );
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains("broken.json"), "{args:?}: {err}");
+        assert!(!err.contains("meta.json"), "{args:?}: {err}");
+        assert!(
+            !o.stdout.is_empty(),
+            "{args:?} printed nothing for the good files"
+        );
+    }
+    // The two good files were read, and the subagent linked to its parent's call.
+    let o = memlens(&[
+        "simulate", folder, "--policy", "keep-all", "--budget", "4000", "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert_eq!(v["traces"].as_array().map(Vec::len), Some(2));
     let _ = std::fs::remove_dir_all(dir);
 }
 

@@ -178,6 +178,8 @@ impl TraceRows {
             .push(f.reported_input_tokens.map(int));
         t.counted_input_tokens_where_reported
             .push(f.counted_input_tokens_where_reported.map(int));
+        t.unrecorded_input_tokens
+            .push(int(f.unrecorded_input_tokens));
         t.counted_output_tokens.push(int(f.counted_output_tokens));
         t.orphan_tool_results
             .push(int(f.orphan_tool_results as u64));
@@ -196,6 +198,7 @@ impl CallRows {
         c.call.push(i64::from(row.index));
         c.input_tokens.push(int(row.input_tokens));
         c.reported_input_tokens.push(row.reported_input.map(int));
+        c.unrecorded_tokens.push(int(row.unrecorded_tokens));
         c.cached_input_tokens.push(int(row.cached_input));
         c.output_tokens.push(int(row.output_tokens));
         c.framing_tokens.push(int(row.framing));
@@ -423,6 +426,7 @@ struct TraceRows {
     counted_input_tokens: Vec<i64>,
     reported_input_tokens: Vec<Option<i64>>,
     counted_input_tokens_where_reported: Vec<Option<i64>>,
+    unrecorded_input_tokens: Vec<i64>,
     counted_output_tokens: Vec<i64>,
     orphan_tool_results: Vec<i64>,
     unanswered_tool_calls: Vec<i64>,
@@ -453,6 +457,7 @@ impl TraceRows {
             "counted_input_tokens_where_reported",
             self.counted_input_tokens_where_reported,
         );
+        c.int("unrecorded_input_tokens", self.unrecorded_input_tokens);
         c.int("counted_output_tokens", self.counted_output_tokens);
         c.int("orphan_tool_results", self.orphan_tool_results);
         c.int("unanswered_tool_calls", self.unanswered_tool_calls);
@@ -469,6 +474,7 @@ struct CallRows {
     call: Vec<i64>,
     input_tokens: Vec<i64>,
     reported_input_tokens: Vec<Option<i64>>,
+    unrecorded_tokens: Vec<i64>,
     cached_input_tokens: Vec<i64>,
     output_tokens: Vec<i64>,
     framing_tokens: Vec<i64>,
@@ -487,6 +493,7 @@ impl CallRows {
         c.int("call", self.call);
         c.int("input_tokens", self.input_tokens);
         c.opt_int("reported_input_tokens", self.reported_input_tokens);
+        c.int("unrecorded_tokens", self.unrecorded_tokens);
         c.int("cached_input_tokens", self.cached_input_tokens);
         c.int("output_tokens", self.output_tokens);
         c.int("framing_tokens", self.framing_tokens);

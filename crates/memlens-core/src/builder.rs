@@ -298,10 +298,7 @@ impl TraceBuilder {
     }
 
     fn is_kept_through_compaction(&self, id: ChunkId) -> bool {
-        self.chunk(id).is_some_and(|chunk| {
-            chunk.category == Category::System
-                || chunk.meta.kind.as_deref() == Some("tool_definitions")
-        })
+        self.chunk(id).is_some_and(Chunk::is_preamble)
     }
 
     fn compaction(&self, info: CompactionInfo, replaced: Vec<ChunkId>) -> Compaction {

@@ -136,26 +136,76 @@ impl PriceTable {
         }
     }
 
-    /// Looks a model up: exact name, then without a provider prefix (`openai/gpt-4o`), then the
-    /// longest table name that the model name extends with `-` (`gpt-4o-2024-08-06` -> `gpt-4o`).
+    /// Looks a model up: the exact name; else the name normalized (lower case, without provider
+    /// path `openrouter/anthropic/`, Bedrock region and vendor `us.anthropic.`, Vertex `@date`
+    /// as `-date`, OpenRouter's `claude-sonnet-4.5` as `claude-sonnet-4-5`), exact or as a dated
+    /// snapshot of a table name (`gpt-4o-2024-08-06`, `...-20250929-v1:0` -> the longest table
+    /// name it extends with digits or a version only); else a table name that is a whole
+    /// dash-separated suffix (`aide-gpt-5` -> `gpt-5`). Anything else is unpriced: `None`.
     pub fn lookup(&self, model: &str) -> Option<(&str, &ModelPrice)> {
-        let candidates = [model, model.rsplit('/').next().unwrap_or(model)];
-        for name in candidates {
-            if let Some((k, p)) = self.models.get_key_value(name) {
-                return Some((k.as_str(), p));
-            }
+        if let Some((k, p)) = self.models.get_key_value(model) {
+            return Some((k.as_str(), p));
         }
-        let bare = candidates[1];
+        let name = normalize_model_name(model);
+        // The longest suffix first: `aide-gpt-5-mini` is `gpt-5-mini`, never `mini`.
+        std::iter::once(name.as_str())
+            .chain(name.match_indices('-').map(|(i, _)| &name[i + 1..]))
+            .find_map(|candidate| self.snapshot_of(candidate))
+    }
+
+    /// The table entry `name` is, exactly or as a dated snapshot (the longest such entry).
+    fn snapshot_of(&self, name: &str) -> Option<(&str, &ModelPrice)> {
+        if let Some((k, p)) = self.models.get_key_value(name) {
+            return Some((k.as_str(), p));
+        }
         self.models
             .iter()
             .filter(|(k, _)| {
-                bare.len() > k.len()
-                    && bare.starts_with(k.as_str())
-                    && bare[k.len()..].starts_with('-')
+                name.strip_prefix(k.as_str())
+                    .and_then(|rest| rest.strip_prefix('-'))
+                    .is_some_and(is_snapshot_suffix)
             })
             .max_by_key(|(k, _)| k.len())
             .map(|(k, p)| (k.as_str(), p))
     }
+}
+
+/// A model name as price tables spell it: see [`PriceTable::lookup`].
+fn normalize_model_name(model: &str) -> String {
+    let lower = model.trim().to_lowercase();
+    let last = lower.rsplit('/').next().unwrap_or(&lower);
+    // Bedrock: `us.anthropic.claude-...`; model names themselves start with a letter run and a
+    // dash or digit (`gpt-5.1`), so only all-letter leading segments are a region or vendor.
+    let mut rest = last;
+    while let Some((head, tail)) = rest.split_once('.') {
+        if tail.is_empty() || head.is_empty() || !head.chars().all(|c| c.is_ascii_lowercase()) {
+            break;
+        }
+        rest = tail;
+    }
+    let name = rest.replace('@', "-");
+    // Anthropic ids never have dots; OpenRouter writes `claude-opus-4.1` for `claude-opus-4-1`.
+    if name.starts_with("claude-") {
+        name.replace('.', "-")
+    } else {
+        name
+    }
+}
+
+/// Whether what follows a table name marks a snapshot of that model: dash-separated dates or
+/// numbers (`2024-08-06`, `20250929`, `0613`) and version tags (`v1`, `v1:0`), nothing else.
+fn is_snapshot_suffix(rest: &str) -> bool {
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    !rest.is_empty()
+        && rest.split('-').all(|segment| {
+            digits(segment)
+                || segment
+                    .strip_prefix('v')
+                    .is_some_and(|v| match v.split_once(':') {
+                        Some((major, minor)) => digits(major) && digits(minor),
+                        None => digits(v),
+                    })
+        })
 }
 
 /// How the prompt cache is modeled when a trace does not report cache reads.
@@ -219,9 +269,14 @@ pub struct CallCost {
     pub index: u32,
     /// Counted tokens.
     pub counted: CallTokens,
+    /// Of `counted.input`, the estimated tokens of context the log does not record
+    /// ([`crate::unrecorded`]); 0 where the log holds everything.
+    #[serde(default)]
+    pub unrecorded: u64,
     /// Reported input tokens, when the trace has them.
     pub reported_input: Option<u64>,
-    /// Reported minus counted input tokens, when reported.
+    /// Reported minus counted input tokens (the unrecorded item counted in), when reported:
+    /// the counting difference, the tokenizer's and the framing's.
     pub input_diff: Option<i64>,
     /// Tokens of the input prefix shared with the previous call.
     pub shared_prefix_tokens: u64,
@@ -346,6 +401,7 @@ pub fn trace_cost(trace: &Trace, prices: &PriceTable) -> TraceCost {
         calls.push(CallCost {
             index: call.index,
             counted,
+            unrecorded: crate::unrecorded::tokens_in(trace, call),
             reported_input,
             input_diff: reported_input.map(|r| r as i64 - counted.input as i64),
             shared_prefix_tokens,
@@ -387,6 +443,143 @@ mod tests {
         assert_eq!(k, "gpt-4o-mini");
         assert_eq!(t.lookup("openai/gpt-4o").map(|x| x.0), Some("gpt-4o"));
         assert!(t.lookup("my-own-model").is_none());
+    }
+
+    fn key(model: &str) -> Option<&'static str> {
+        static TABLE: std::sync::OnceLock<PriceTable> = std::sync::OnceLock::new();
+        let table = TABLE.get_or_init(PriceTable::builtin);
+        table.lookup(model).map(|(k, _)| k)
+    }
+
+    #[test]
+    fn the_models_agents_use_today_are_priced() {
+        for model in [
+            "claude-opus-4-1",
+            "claude-opus-4-5",
+            "claude-sonnet-4-5",
+            "claude-haiku-4-5",
+            "claude-sonnet-4-20250514",
+            "gpt-5",
+            "gpt-5.1",
+            "gpt-5-codex",
+            "gpt-5.1-codex",
+            "gpt-5.1-codex-mini",
+            "gpt-5-mini",
+            "gpt-5-nano",
+            "gemini-2.5-pro",
+            "gemini-2.5-flash",
+            "gemini-3-pro-preview",
+            "gemini-3-flash-preview",
+            "deepseek-chat",
+            "deepseek-reasoner",
+        ] {
+            assert_eq!(key(model), Some(model), "{model}");
+        }
+        let t = PriceTable::builtin();
+        let (_, opus) = t.lookup("claude-opus-4-5").expect("priced");
+        assert_eq!((opus.input, opus.output), (Some(5.0), Some(25.0)));
+        assert_eq!((opus.cache_read, opus.cache_write), (Some(0.5), Some(6.25)));
+        assert_eq!(opus.context_window, Some(200_000));
+    }
+
+    #[test]
+    fn provider_prefixes_resolve() {
+        assert_eq!(
+            key("google/gemini-3-pro-preview"),
+            Some("gemini-3-pro-preview")
+        );
+        assert_eq!(key("gemini/gemini-2.5-flash"), Some("gemini-2.5-flash"));
+        assert_eq!(key("models/gemini-2.5-pro"), Some("gemini-2.5-pro"));
+        assert_eq!(
+            key("anthropic/claude-sonnet-4-5"),
+            Some("claude-sonnet-4-5")
+        );
+        assert_eq!(
+            key("openrouter/anthropic/claude-opus-4-1"),
+            Some("claude-opus-4-1")
+        );
+        assert_eq!(key("vertex_ai/gemini-2.5-pro"), Some("gemini-2.5-pro"));
+        assert_eq!(key("azure/gpt-5.1-codex"), Some("gpt-5.1-codex"));
+        assert_eq!(key("openai/GPT-5-Mini"), Some("gpt-5-mini"));
+    }
+
+    #[test]
+    fn openrouter_dotted_claude_versions_resolve() {
+        assert_eq!(
+            key("openrouter/anthropic/claude-sonnet-4.5"),
+            Some("claude-sonnet-4-5")
+        );
+        assert_eq!(key("anthropic/claude-opus-4.1"), Some("claude-opus-4-1"));
+        // Dots are versions in other families: `gpt-5.1` is not `gpt-5-1`.
+        assert_eq!(key("openai/gpt-5.1"), Some("gpt-5.1"));
+    }
+
+    #[test]
+    fn bedrock_ids_resolve() {
+        assert_eq!(
+            key("us.anthropic.claude-sonnet-4-5-20250929-v1:0"),
+            Some("claude-sonnet-4-5-20250929")
+        );
+        assert_eq!(
+            key("bedrock/global.anthropic.claude-haiku-4-5-20251001-v1:0"),
+            Some("claude-haiku-4-5-20251001")
+        );
+        assert_eq!(
+            key("anthropic.claude-opus-4-1-20250805-v1:0"),
+            Some("claude-opus-4-1-20250805")
+        );
+    }
+
+    #[test]
+    fn vertex_at_dates_and_dated_snapshots_resolve() {
+        assert_eq!(
+            key("claude-sonnet-4-5@20250929"),
+            Some("claude-sonnet-4-5-20250929")
+        );
+        assert_eq!(
+            key("vertex_ai/claude-opus-4-5@20251101"),
+            Some("claude-opus-4-5-20251101")
+        );
+        // A snapshot the table does not list is priced as its model.
+        assert_eq!(key("claude-opus-4-5@20991231"), Some("claude-opus-4-5"));
+        assert_eq!(key("gpt-5-2025-08-07"), Some("gpt-5-2025-08-07"));
+        assert_eq!(key("gpt-5.1-codex-2099-01-01"), Some("gpt-5.1-codex"));
+        assert_eq!(key("gpt-4-0613"), Some("gpt-4-0613"));
+        assert_eq!(key("o3-20991231"), Some("o3"));
+    }
+
+    #[test]
+    fn vendor_prefixed_names_resolve_to_a_whole_suffix() {
+        assert_eq!(key("aide-gpt-5"), Some("gpt-5"));
+        assert_eq!(key("aide-gpt-5-mini"), Some("gpt-5-mini"));
+        assert_eq!(key("my-agent-claude-sonnet-4-5"), Some("claude-sonnet-4-5"));
+        assert_eq!(key("team-o3-2099-01-01"), Some("o3"));
+    }
+
+    #[test]
+    fn unknown_or_variant_models_stay_unpriced() {
+        for model in [
+            "my-own-model",
+            "",
+            "-",
+            "gpt-6",
+            "claude-sonnet-4-5-thinking",
+            // A variant is not its base model: a shorter name is never taken for it.
+            "gpt-4o-audio-preview",
+            "o3-deep-research",
+            "gpt-5-turbo",
+            "aide-gpt",
+            "deepseek-ai/DeepSeek-V3",
+            "us.meta.llama3-70b-instruct-v1:0",
+            "claude-é@…",
+        ] {
+            assert_eq!(key(model), None, "{model:?}");
+        }
+        let trace = Trace {
+            model: Some("gpt-6".into()),
+            ..Trace::default()
+        };
+        assert_eq!(trace_cost(&trace, &PriceTable::builtin()).total_usd, None);
     }
 
     #[test]

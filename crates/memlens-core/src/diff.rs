@@ -55,6 +55,9 @@ pub enum PrefixCause {
     SystemPrompt,
     /// The tool definitions were changed, added or removed.
     ToolDefinitions,
+    /// The context the log does not record changed (its estimate from the reported usage:
+    /// a system prompt or tool set the file does not hold).
+    Unrecorded,
     /// An earlier message was edited (same place, same kind, new content).
     Edited,
     /// An earlier item was removed (evicted from the middle of the context).
@@ -75,6 +78,7 @@ impl PrefixCause {
             PrefixCause::Compaction => "compaction",
             PrefixCause::SystemPrompt => "system_prompt",
             PrefixCause::ToolDefinitions => "tool_definitions",
+            PrefixCause::Unrecorded => "unrecorded",
             PrefixCause::Edited => "edited",
             PrefixCause::Removed => "removed",
             PrefixCause::Inserted => "inserted",
@@ -216,18 +220,13 @@ fn pair_edits(trace: &Trace, gone: &[ChunkId], new: &[ChunkId], diff: &mut Input
     diff.added.extend(new_left);
 }
 
-fn is_tool_definitions(chunk: &Chunk) -> bool {
-    chunk.meta.kind.as_deref() == Some("tool_definitions")
-}
-
 /// What kind of item broke the prefix, for a changed, removed or inserted item.
 fn cause_of(chunk: &Chunk, otherwise: PrefixCause) -> PrefixCause {
-    if chunk.category == Category::System {
-        PrefixCause::SystemPrompt
-    } else if is_tool_definitions(chunk) {
-        PrefixCause::ToolDefinitions
-    } else {
-        otherwise
+    match chunk.category {
+        Category::System => PrefixCause::SystemPrompt,
+        Category::Unrecorded => PrefixCause::Unrecorded,
+        _ if chunk.is_preamble() => PrefixCause::ToolDefinitions,
+        _ => otherwise,
     }
 }
 

@@ -43,6 +43,7 @@ pub mod simulate;
 pub mod text;
 pub mod time;
 pub mod tokens;
+pub mod unrecorded;
 pub mod value;
 
 pub use model::{

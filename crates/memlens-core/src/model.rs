@@ -39,11 +39,15 @@ pub enum Category {
     Preference,
     /// Anything else (tool definitions, images, unknown roles); [`ChunkMeta::kind`] says what.
     Other,
+    /// Context the provider was sent and counted but the log does not hold (a system prompt,
+    /// tool definitions, provider-added instructions): one estimated item, never dropped
+    /// ([`crate::unrecorded`]).
+    Unrecorded,
 }
 
 impl Category {
     /// Every category, in display order.
-    pub const ALL: [Category; 9] = [
+    pub const ALL: [Category; 10] = [
         Category::System,
         Category::User,
         Category::Assistant,
@@ -53,6 +57,7 @@ impl Category {
         Category::Summary,
         Category::Preference,
         Category::Other,
+        Category::Unrecorded,
     ];
 
     /// The snake_case name used in JSON and the CLI.
@@ -67,6 +72,7 @@ impl Category {
             Category::Summary => "summary",
             Category::Preference => "preference",
             Category::Other => "other",
+            Category::Unrecorded => "unrecorded",
         }
     }
 }
@@ -146,6 +152,38 @@ pub struct Chunk {
     #[serde(default)]
     pub meta: ChunkMeta,
 }
+
+impl Chunk {
+    /// Whether the chunk belongs to the request's fixed preamble rather than to the
+    /// conversation: the system prompt, tool definitions (sent beside the messages, not among
+    /// them) and unrecorded context. Every policy keeps these, and the start-on-user rule
+    /// passes over them as over the system prompt.
+    pub fn is_preamble(&self) -> bool {
+        match self.category {
+            Category::System | Category::Unrecorded => true,
+            Category::Other => self.meta.kind.as_deref() == Some(TOOL_DEFINITIONS_KIND),
+            _ => false,
+        }
+    }
+}
+
+impl Chunk {
+    /// Whether the chunk opens a user turn as providers see it: user text, or an image, a
+    /// file, a summary or a preference sent in a user message (not a tool result, which
+    /// Anthropic sends in one too).
+    pub fn opens_user_turn(&self) -> bool {
+        match self.category {
+            Category::User => true,
+            Category::Other | Category::Summary | Category::Preference => {
+                self.meta.role.as_deref() == Some("user")
+            }
+            _ => false,
+        }
+    }
+}
+
+/// [`ChunkMeta::kind`] of the chunk holding a request's tool definitions.
+pub const TOOL_DEFINITIONS_KIND: &str = "tool_definitions";
 
 /// Token usage a provider reported for one call. `input_tokens` includes cached tokens (the
 /// OpenAI convention); importers of formats that report them apart (Anthropic) add them up.

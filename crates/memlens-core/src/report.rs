@@ -5,6 +5,7 @@ use crate::cost::{trace_cost, CallCost, PriceTable, TraceCost};
 use crate::model::{Category, Trace};
 use crate::references::AccessGraph;
 use crate::tokens::{Encoding, TokenCounter};
+use crate::unrecorded::{calibration, Calibration};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -68,6 +69,14 @@ pub struct TraceFigures {
     pub counted_input_tokens: u64,
     /// Counted input over the calls that report usage, to compare with `reported_input_tokens`.
     pub counted_input_tokens_where_reported: Option<u64>,
+    /// Of `counted_input_tokens`, the context the log does not record (the unrecorded item,
+    /// estimated from reported usage: [`crate::unrecorded`]), summed over calls.
+    #[serde(default)]
+    pub unrecorded_input_tokens: u64,
+    /// Reported over counted input where both are known: with a tokenizer that is an
+    /// estimate, the factor that calibrates the log's counted part to the model's tokens.
+    #[serde(default)]
+    pub calibration: Option<Calibration>,
     /// Sum of counted output tokens.
     pub counted_output_tokens: u64,
     /// Tool pairs whose call is missing.
@@ -199,6 +208,8 @@ pub(crate) fn summarize_with(
         reported_input_tokens,
         counted_input_tokens: cost.calls.iter().map(|c| c.counted.input).sum(),
         counted_input_tokens_where_reported: counted_where_reported,
+        unrecorded_input_tokens: cost.calls.iter().map(|c| c.unrecorded).sum(),
+        calibration: calibration(&cost.calls),
         counted_output_tokens: cost.calls.iter().map(|c| c.counted.output).sum(),
         orphan_tool_results: trace.orphan_results().count(),
         unanswered_tool_calls: trace.unanswered_calls().count(),
@@ -234,10 +245,24 @@ fn notes(
             trace.main_model().unwrap_or("an unnamed model")
         ));
     }
-    if let Some(what) = trace.attributes.get(UNRECORDED_ATTRIBUTE) {
+    if let Some(item) = trace
+        .chunks
+        .iter()
+        .find(|c| c.category == Category::Unrecorded)
+    {
         out.push(format!(
-            "the file does not record {what}: reported input includes them, counted input does not"
+            "the unrecorded item: {} tokens per call, {}",
+            item.tokens, item.content
         ));
+    } else if let Some(what) = trace.attributes.get(UNRECORDED_ATTRIBUTE) {
+        out.push(match reported {
+            Some(_) => format!(
+                "the file does not record {what}; the reported usage shows none of it beyond counting noise"
+            ),
+            None => format!(
+                "the file does not record {what}, and no call reports usage to estimate it from"
+            ),
+        });
     }
     if let (Some(reported), Some(counted)) = (reported, counted) {
         if reported > 0 && counted > 0 {

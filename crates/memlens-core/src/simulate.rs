@@ -372,15 +372,29 @@ pub fn replay<'t>(
         budget,
         input_usd_per_mtok: price.and_then(|p| p.input),
     };
-    let counter = TokenCounter::for_model(model);
     // Only the oracle reads hindsight: the others are spared building it on every replay.
-    let mut engine = if policy.strategy.needs_hindsight() {
-        Engine::with_hindsight(policy.clone(), options, counter, &hindsight(trace, graph))?
-    } else {
-        Engine::new(policy.clone(), options, counter)?
+    let future = policy
+        .strategy
+        .needs_hindsight()
+        .then(|| hindsight(trace, graph));
+    let new_engine = || match &future {
+        Some(future) => Engine::with_hindsight(
+            policy.clone(),
+            options,
+            TokenCounter::for_model(model),
+            future,
+        ),
+        None => Engine::new(policy.clone(), options, TokenCounter::for_model(model)),
     };
+    let mut engine = new_engine()?;
     for call in &trace.calls {
         let input = valid_ids(trace, &call.input);
+        if rewrites(&engine, &input) {
+            // The agent edited or reordered what it had sent, not only appended to it or left
+            // some out: from here its context is replayed as sent, by an engine started anew.
+            engine = new_engine()?;
+            engine.resume_at(call.index);
+        }
         for &id in input.iter() {
             if !engine.contains(id) {
                 engine.add(trace.chunk(id));
@@ -394,6 +408,22 @@ pub fn replay<'t>(
         }
     }
     Ok(())
+}
+
+/// Whether a call's input puts a chunk before one the engine already holds that came earlier
+/// (an edit in place, an insertion, a reorder): the engine keeps arrival order, so only a
+/// context that appends, or leaves chunks out, continues it.
+fn rewrites(engine: &Engine, input: &[ChunkId]) -> bool {
+    let mut last = None;
+    let mut new = false;
+    for &id in input {
+        match engine.arrival(id) {
+            Some(rank) if new || Some(rank) < last => return true,
+            Some(rank) => last = Some(rank),
+            None => new = true,
+        }
+    }
+    false
 }
 
 /// A call's input without ids outside the trace (borrowed unless there are some).

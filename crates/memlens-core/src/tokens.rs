@@ -225,6 +225,10 @@ pub fn count_chunk(chunk: &mut Chunk, counter: &TokenCounter) {
 /// [`count_chunk`] with the text counted by `count`: a host that already knows some texts' counts
 /// (a followed file rebuilt from records it read before) looks them up instead of counting again.
 pub fn count_chunk_with(chunk: &mut Chunk, count: &mut dyn FnMut(&str) -> u32) {
+    if chunk.category == Category::Unrecorded {
+        // Its tokens are an estimate from reported usage; its text only describes it.
+        return;
+    }
     chunk.content_tokens = count(&chunk.content);
     let mut framing = 0;
     if chunk.starts_message {

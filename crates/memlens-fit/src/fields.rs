@@ -85,9 +85,7 @@ fn results_by_tool<'a>(cases: &[&'a Case<'_>]) -> BTreeMap<String, Vec<ResultUse
         // see used.
         let mut policy = Detector::new();
         for chunk in &trace.chunks {
-            let tool_definitions = chunk.category == Category::Other
-                && chunk.meta.kind.as_deref() == Some("tool_definitions");
-            if chunk.category == Category::System || tool_definitions {
+            if chunk.is_preamble() {
                 policy.observe(chunk);
             }
         }

@@ -47,11 +47,16 @@
 //!   is the summary chunk.
 //! - `thread_rolled_back` drops the last N user turns from the context. A subagent's
 //!   `session_meta.source.subagent.thread_spawn.parent_thread_id` becomes [`Trace::parent`].
+//! - **Accounting.** Lines read but deliberately not imported are counted per kind in the
+//!   attributes `ignored_lines.<kind>`: `event_msg.<type>` (UI copies and telemetry, token counts
+//!   repeating the previous total or carrying none), `response_item.ghost_snapshot` / `.other`,
+//!   a repeated `session_meta`, the old layout's `record_type.<type>` lines. A `token_count` whose
+//!   usage no call takes (no model item recorded for that request) is a warning.
 
 use crate::document::Document;
 use crate::error::source_pos;
 use crate::error::{ImportError, Location};
-use crate::json::{array_at, as_text, str_at, type_name, u64_at};
+use crate::json::{array_at, str_at, type_name, u64_at};
 use crate::{Context, Importer};
 use memlens_core::builder::{CallInfo, CompactionInfo, Message, Part, Role};
 use memlens_core::{Category, ChunkId, SourcePos, Trace, TraceLink, Usage};
@@ -59,7 +64,9 @@ use serde_json::Value;
 use std::collections::HashMap;
 
 mod history;
+mod items;
 pub(crate) use history::{Entry, EntryKind, History};
+use items::{is_model_item, parse_item};
 
 /// The Codex CLI rollout importer.
 pub struct Codex;
@@ -130,7 +137,9 @@ struct Rollout {
     model: Option<String>,
     call: Option<OpenCall>,
     /// Usage not yet given to a call: the next call's (older order), or a summarization's.
-    pending_usage: Option<Usage>,
+    pending_usage: Option<(Usage, Location)>,
+    /// Lines deliberately not imported, by kind (attributes `ignored_lines.<kind>`).
+    ignored: std::collections::BTreeMap<String, usize>,
     last_total: Option<Value>,
     tool_names: HashMap<String, String>,
     meta_seen: bool,
@@ -150,6 +159,7 @@ impl Rollout {
             model: None,
             call: None,
             pending_usage: None,
+            ignored: Default::default(),
             last_total: None,
             tool_names: HashMap::new(),
             meta_seen: false,
@@ -168,8 +178,10 @@ impl Rollout {
         }
         let timestamp = str_at(line, "timestamp").map(str::to_string);
         let Some(kind) = str_at(line, "type") else {
-            if line.get("record_type").is_some() {
-                return; // old layout's state lines
+            if let Some(record_type) = line.get("record_type") {
+                // The old layout's state lines: resume bookkeeping, not context.
+                let kind = record_type.as_str().unwrap_or("other");
+                return self.ignore(&format!("record_type.{kind}"));
             }
             if !self.meta_seen && is_legacy_meta(line) {
                 self.session_meta(line);
@@ -201,7 +213,8 @@ impl Rollout {
         };
         match kind {
             "session_meta" if !self.meta_seen => self.session_meta(payload),
-            "session_meta" => {} // a resumed or forked session repeats it
+            // A resumed or forked session repeats it.
+            "session_meta" => self.ignore("session_meta"),
             "turn_context" => match payload.get("model") {
                 Some(Value::String(model)) => self.model = Some(model.clone()),
                 None | Some(Value::Null) => {}
@@ -263,6 +276,9 @@ impl Rollout {
         location: Location,
         cx: &mut Context<'_>,
     ) {
+        if let Some(kind @ ("ghost_snapshot" | "other")) = str_at(item, "type") {
+            return self.ignore(&format!("response_item.{kind}"));
+        }
         let Some((mut message, kind, from_model)) = parse_item(item, location, cx) else {
             return;
         };
@@ -291,7 +307,13 @@ impl Rollout {
         if self.call.is_none() {
             // Older order: the usage came first. Current order: a usage still pending belonged
             // to no call of the rollout.
-            let usage = self.pending_usage.take().filter(|_| self.usage_first);
+            let usage = match self.pending_usage.take() {
+                Some((usage, _)) if self.usage_first => Some(usage),
+                lost => {
+                    self.lost_usage(lost, cx);
+                    None
+                }
+            };
             self.call = Some(OpenCall {
                 input: self.history.input(),
                 output: Vec::new(),
@@ -305,6 +327,32 @@ impl Rollout {
         if let Some(call) = self.call.as_mut() {
             call.output.extend(chunks);
             call.ended_at = timestamp;
+        }
+    }
+
+    fn ignore(&mut self, kind: &str) {
+        *self.ignored.entry(kind.to_string()).or_insert(0) += 1;
+    }
+
+    /// Keeps a `token_count`'s usage for the call it belongs to; one still waiting is lost.
+    fn park_usage(&mut self, usage: Usage, location: Location, cx: &mut Context<'_>) {
+        let earlier = self.pending_usage.replace((usage, location));
+        self.lost_usage(earlier, cx);
+    }
+
+    /// A reported usage no call took: its request's items are not in the rollout.
+    fn lost_usage(&self, pending: Option<(Usage, Location)>, cx: &mut Context<'_>) {
+        if let Some((usage, location)) = pending {
+            let n = |v: Option<u64>| v.map_or("?".to_string(), |n| n.to_string());
+            cx.warn(
+                location,
+                format!(
+                    "token usage not matched to a model response ({} input, {} output \
+                     tokens): no call reports it",
+                    n(usage.input_tokens),
+                    n(usage.output_tokens)
+                ),
+            );
         }
     }
 
@@ -329,23 +377,25 @@ impl Rollout {
                     // `info: null` (a rate-limit update before any request) carries nothing.
                     if event.get("info").is_some_and(Value::is_object) {
                         cx.warn(location, "token_count without usable token numbers ignored");
+                    } else {
+                        self.ignore("event_msg.token_count");
                     }
                     return;
                 };
                 // The same cumulative total again: a rate-limit refresh, not a new request.
                 let total = event.get("info").and_then(|i| i.get("total_token_usage"));
                 if total.is_some() && total == self.last_total.as_ref() {
-                    return;
+                    return self.ignore("event_msg.token_count");
                 }
                 self.last_total = total.cloned();
                 if self.usage_first {
                     self.close_call();
-                    self.pending_usage = Some(usage);
+                    self.park_usage(usage, location, cx);
                 } else if let Some(call) = self.call.as_mut().filter(|c| c.usage.is_none()) {
                     call.usage = Some(usage);
                     self.close_call();
                 } else {
-                    self.pending_usage = Some(usage);
+                    self.park_usage(usage, location, cx);
                 }
             }
             Some("thread_rolled_back") => {
@@ -362,7 +412,7 @@ impl Rollout {
                 }
             }
             // UI duplicates of response items and telemetry: not context.
-            _ => {}
+            kind => self.ignore(&format!("event_msg.{}", kind.unwrap_or("untyped"))),
         }
     }
 
@@ -379,7 +429,11 @@ impl Rollout {
             Some(items) => self.replacement(items, message, location, cx),
             None => self.rebuilt(message, timestamp.clone(), location),
         };
-        if let (Some(usage), Some(summary)) = (self.pending_usage.take(), &summary) {
+        let pending = self.pending_usage.take();
+        if summary.is_none() {
+            self.lost_usage(pending, cx);
+        }
+        if let (Some((usage, _)), Some(summary)) = (pending, &summary) {
             // The summarization request: the whole context in, the summary out.
             let info = CallInfo {
                 model: self.model.clone(),
@@ -499,6 +553,13 @@ impl Rollout {
 
     fn finish(mut self, cx: &mut Context<'_>) -> Trace {
         self.close_call();
+        let pending = self.pending_usage.take();
+        self.lost_usage(pending, cx);
+        for (kind, n) in std::mem::take(&mut self.ignored) {
+            self.history
+                .builder()
+                .attribute(&format!("ignored_lines.{kind}"), n.to_string());
+        }
         let mut trace = self.history.finish(cx, self.first);
         trace.parent = self.parent;
         trace
@@ -541,206 +602,4 @@ fn usage_of_event(event: &Value) -> Option<Usage> {
         reasoning_tokens: u64_at(usage, "reasoning_output_tokens"),
     };
     (!usage.is_empty()).then_some(usage)
-}
-
-/// Whether a response item is produced by the model.
-fn is_model_item(item: &Value) -> bool {
-    match str_at(item, "type") {
-        Some("message") => str_at(item, "role") == Some("assistant"),
-        Some(
-            "reasoning"
-            | "function_call"
-            | "custom_tool_call"
-            | "local_shell_call"
-            | "web_search_call"
-            | "image_generation_call"
-            | "tool_search_call",
-        ) => true,
-        _ => false,
-    }
-}
-
-/// User messages Codex puts in the history that the user did not type
-/// (`codex-rs/core/src/contextual_user_message.rs`, `event_mapping.rs`): the first three are
-/// rebuilt with the initial context after a compaction, the others are dropped.
-const INITIAL_PREFIXES: [&str; 3] = [
-    "<environment_context>",
-    "<user_instructions>",
-    "# agents.md instructions",
-];
-const CONTEXTUAL_PREFIXES: [&str; 6] = [
-    "<turn_aborted>",
-    "<user_shell_command>",
-    "<skill",
-    "<context_update>",
-    "<subagent_notification>",
-    "<tool_context>",
-];
-
-fn message_kind(role: &str, text: &str) -> EntryKind {
-    let lowered = text.trim_start().to_ascii_lowercase();
-    let starts = |prefixes: &[&str]| prefixes.iter().any(|p| lowered.starts_with(p));
-    match role {
-        "developer" | "system" => EntryKind::Initial,
-        "user" if starts(&INITIAL_PREFIXES) => EntryKind::Initial,
-        "user" if starts(&CONTEXTUAL_PREFIXES) => EntryKind::Other,
-        "user" => EntryKind::User { bytes: text.len() },
-        _ => EntryKind::Other,
-    }
-}
-
-/// One response item as a message: (message, its kind, produced by the model).
-fn parse_item(
-    item: &Value,
-    location: Location,
-    cx: &mut Context<'_>,
-) -> Option<(Message, EntryKind, bool)> {
-    let Some(kind) = str_at(item, "type") else {
-        cx.warn(location, "response item without \"type\" ignored");
-        return None;
-    };
-    let call_id = || {
-        str_at(item, "call_id")
-            .or_else(|| str_at(item, "id"))
-            .unwrap_or_default()
-            .to_string()
-    };
-    let model = |parts: Vec<Part>| Message {
-        role: Some(Role::Assistant),
-        role_name: "assistant".into(),
-        parts,
-        ..Message::default()
-    };
-    let json_text = |key: &str| item.get(key).map(as_text).unwrap_or_default();
-    let message = match kind {
-        "message" => {
-            let role = str_at(item, "role").unwrap_or("user");
-            let parts = content_parts(item.get("content").unwrap_or(&Value::Null));
-            let text: String = parts
-                .iter()
-                .filter_map(|p| match p {
-                    Part::Text(t) => Some(t.as_str()),
-                    _ => None,
-                })
-                .collect();
-            let entry_kind = message_kind(role, &text);
-            let message = Message {
-                role: Some(Role::parse(role)),
-                role_name: role.to_string(),
-                parts,
-                ..Message::default()
-            };
-            return Some((message, entry_kind, role == "assistant"));
-        }
-        "reasoning" => {
-            let texts = |key: &str| -> Vec<String> {
-                array_at(item, key)
-                    .map(|parts| {
-                        parts
-                            .iter()
-                            .filter_map(|p| str_at(p, "text").map(str::to_string))
-                            .collect()
-                    })
-                    .unwrap_or_default()
-            };
-            let mut text = texts("summary");
-            if text.is_empty() {
-                text = texts("content");
-            }
-            model(vec![Part::Reasoning(text.join("\n\n"))])
-        }
-        "function_call" | "custom_tool_call" | "tool_search_call" | "local_shell_call" => {
-            let (name, arguments) = match kind {
-                "custom_tool_call" => (str_at(item, "name"), json_text("input")),
-                "tool_search_call" => (Some("tool_search"), json_text("arguments")),
-                "local_shell_call" => (Some("local_shell"), json_text("action")),
-                _ => (str_at(item, "name"), json_text("arguments")),
-            };
-            model(vec![Part::ToolCall {
-                id: call_id(),
-                name: name.unwrap_or_default().to_string(),
-                arguments,
-            }])
-        }
-        "web_search_call" | "image_generation_call" => model(vec![Part::Other {
-            kind: kind.to_string(),
-            text: item
-                .get("action")
-                .or_else(|| item.get("revised_prompt"))
-                .map(as_text)
-                .unwrap_or_default(),
-        }]),
-        "function_call_output" | "custom_tool_call_output" | "tool_search_output" => {
-            let output = item.get("output").or_else(|| item.get("tools"));
-            Message {
-                role: Some(Role::Tool),
-                role_name: "tool".into(),
-                parts: vec![Part::ToolResult {
-                    id: call_id(),
-                    name: str_at(item, "name").map(str::to_string),
-                    content: output.map(output_text).unwrap_or_default(),
-                }],
-                ..Message::default()
-            }
-        }
-        // A remote compaction's summary, encrypted: its text is the `compacted` message, if any.
-        "compaction" | "compaction_summary" => Message {
-            role: Some(Role::User),
-            role_name: "user".into(),
-            parts: vec![Part::Text(String::new())],
-            category: Some(Category::Summary),
-            ..Message::default()
-        },
-        // Undo snapshots and forward-compatible placeholders are never sent to the model.
-        "ghost_snapshot" | "other" => return None,
-        other => {
-            cx.warn(
-                location,
-                format!("unknown response item type {other:?} ignored"),
-            );
-            return None;
-        }
-    };
-    let from_model = message.role == Some(Role::Assistant);
-    Some((message, EntryKind::Other, from_model))
-}
-
-/// `content` of a message item: `input_text` / `output_text` parts (or a string).
-fn content_parts(content: &Value) -> Vec<Part> {
-    match content {
-        Value::String(s) => vec![Part::Text(s.clone())],
-        Value::Array(items) => {
-            let mut parts = Vec::with_capacity(items.len());
-            for item in items {
-                match (str_at(item, "type"), str_at(item, "text")) {
-                    (_, Some(text)) => parts.push(Part::Text(text.to_string())),
-                    (Some(kind), None) => parts.push(Part::Other {
-                        kind: kind.to_string(),
-                        text: format!(
-                            "[{kind}: {}]",
-                            str_at(item, "image_url")
-                                .filter(|u| !u.starts_with("data:"))
-                                .unwrap_or("inline data")
-                        ),
-                    }),
-                    (None, None) => parts.push(Part::Text(as_text(item))),
-                }
-            }
-            parts
-        }
-        Value::Null => Vec::new(),
-        other => vec![Part::Text(other.to_string())],
-    }
-}
-
-/// A tool output: a string, content items, or the older `{content, success}` object.
-fn output_text(output: &Value) -> String {
-    match output {
-        Value::Array(_) => Part::joined_text(content_parts(output)),
-        Value::Object(_) => match output.get("content") {
-            Some(content) => output_text(content),
-            None => output.to_string(),
-        },
-        other => as_text(other),
-    }
 }

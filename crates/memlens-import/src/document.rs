@@ -4,6 +4,7 @@
 
 use crate::error::{ImportError, Location};
 use serde_json::Value;
+use std::borrow::Cow;
 use std::ops::Range;
 
 /// The input handed to importers.
@@ -48,6 +49,43 @@ impl<'a> Document<'a> {
             Document::Array { first, .. }
             | Document::Lines { first, .. }
             | Document::Records { first, .. } => first.as_ref(),
+        }
+    }
+
+    /// The first `n` records that parse, parsed one at a time as the iterator is read (the whole
+    /// JSON document counts as one record; the first is not parsed again): for sniffing past
+    /// leading metadata records without parsing a large file.
+    pub fn leading_values(&self, n: usize) -> Box<dyn Iterator<Item = Cow<'_, Value>> + '_> {
+        let parse = |text: &str| serde_json::from_str::<Value>(text).ok().map(Cow::Owned);
+        match self {
+            Document::Json(Value::Array(items)) => {
+                Box::new(items.iter().take(n).map(Cow::Borrowed))
+            }
+            Document::Json(v) => Box::new(std::iter::once(Cow::Borrowed(v))),
+            Document::Array { text, items, first } => Box::new(
+                first.iter().map(Cow::Borrowed).chain(
+                    items
+                        .iter()
+                        .take(n)
+                        .skip(1)
+                        .filter_map(move |(range, _)| parse(&text[range.clone()])),
+                ),
+            ),
+            Document::Lines { lines, first } => Box::new(
+                first.iter().map(Cow::Borrowed).chain(
+                    lines
+                        .iter()
+                        .take(n)
+                        .skip(1)
+                        .filter_map(move |(_, line)| parse(line)),
+                ),
+            ),
+            Document::Records { items, .. } => Box::new(
+                items
+                    .iter()
+                    .take(n)
+                    .filter_map(|(_, v)| v.as_ref().ok().map(Cow::Borrowed)),
+            ),
         }
     }
 

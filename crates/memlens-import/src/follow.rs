@@ -43,7 +43,8 @@ use std::collections::HashMap;
 
 /// Whether `head` (the first bytes of a file, at least its first line) can be read in parts by
 /// [`Follower`]: MemLens JSON Lines, or JSON Lines of another format (two lines that are JSON
-/// objects, the first one recognised by an importer). One JSON document on one line is not.
+/// objects, one of the leading ones recognised by an importer). One JSON document on one line
+/// is not.
 pub fn is_followable(head: &[u8]) -> bool {
     let mut objects = head
         .split(|&b| b == b'\n')
@@ -60,7 +61,13 @@ pub fn is_followable(head: &[u8]) -> bool {
     if crate::native::Native.sniff(&first) {
         return true;
     }
-    matches!(objects.next(), Some(Some(_))) && crate::IMPORTERS.iter().any(|i| i.sniff(&first))
+    // Past leading metadata lines, as `crate::sniff` looks: two objects, one recognised.
+    let mut leading = vec![first];
+    leading.extend(objects.take(crate::SNIFF_RECORDS - 1).map_while(|o| o));
+    leading.len() > 1
+        && leading
+            .iter()
+            .any(|o| crate::IMPORTERS.iter().any(|i| i.sniff(o)))
 }
 
 /// What one [`Follower::push`] added.
@@ -98,8 +105,10 @@ pub struct Follower {
 
 #[derive(Debug)]
 enum Mode {
-    /// No record read yet: the first one says which way the file is read.
-    Undecided,
+    /// No record recognised yet (leading metadata lines are held, up to
+    /// [`crate::SNIFF_RECORDS`], as [`crate::sniff`] looks past them): the first an importer
+    /// recognises says which way the file is read.
+    Undecided(Vec<RecordItem>),
     /// MemLens JSON Lines, applied record by record.
     Native(Native),
     /// Another JSON Lines format, rebuilt from the kept records.
@@ -149,7 +158,7 @@ impl Follower {
             consumed: 0,
             warnings: Vec::new(),
             warning_count: 0,
-            mode: Mode::Undecided,
+            mode: Mode::Undecided(Vec::new()),
         }
     }
 
@@ -209,7 +218,7 @@ impl Follower {
     /// The traces read so far (tokens counted).
     pub fn traces(&self) -> &[Trace] {
         match &self.mode {
-            Mode::Undecided => &[],
+            Mode::Undecided(_) => &[],
             Mode::Native(n) => &n.reader.traces,
             Mode::Records(r) => &r.traces,
         }
@@ -218,7 +227,7 @@ impl Follower {
     /// The format being read (an importer's name), once the first record said it.
     pub fn format(&self) -> Option<&'static str> {
         match &self.mode {
-            Mode::Undecided => None,
+            Mode::Undecided(_) => None,
             Mode::Native(_) => Some(crate::native::Native.name()),
             Mode::Records(r) => Some(r.importer.name()),
         }
@@ -283,32 +292,47 @@ impl Follower {
         value: Result<Value, String>,
         update: &mut Update,
     ) -> Result<(), ImportError> {
-        if matches!(self.mode, Mode::Undecided) {
-            if let Ok(first) = &value {
-                let importer = crate::IMPORTERS
-                    .iter()
-                    .copied()
-                    .find(|i| first.is_object() && i.sniff(first));
-                self.mode = match importer {
-                    Some(i) if i.name() != crate::native::Native.name() => Mode::Records(Records {
-                        importer: i,
-                        items: Vec::new(),
-                        first: Some(first.clone()),
-                        traces: Vec::new(),
-                        warnings: Vec::new(),
-                        warning_count: 0,
-                    }),
-                    // MemLens, or nothing recognised: the MemLens reader names what it expected.
-                    _ => Mode::Native(Native::default()),
-                };
-            }
+        let Mode::Undecided(held) = &mut self.mode else {
+            return match &mut self.mode {
+                Mode::Records(r) => {
+                    r.items.push((location, value));
+                    Ok(())
+                }
+                _ => self.apply_native(location, value, update),
+            };
+        };
+        let importer = value.as_ref().ok().and_then(|v| {
+            crate::IMPORTERS
+                .iter()
+                .copied()
+                .find(|i| v.is_object() && i.sniff(v))
+        });
+        let first = importer.and_then(|_| value.as_ref().ok().cloned());
+        // A MemLens record without its header is read (and refused) at once, not held.
+        let native = value.as_ref().is_ok_and(crate::native::is_record);
+        held.push((location, value));
+        if importer.is_none() && !native && held.len() < crate::SNIFF_RECORDS {
+            return Ok(());
         }
-        match &mut self.mode {
-            Mode::Records(r) => {
-                r.items.push((location, value));
+        let held = std::mem::take(held);
+        match importer {
+            Some(i) if i.name() != crate::native::Native.name() => {
+                self.mode = Mode::Records(Records {
+                    importer: i,
+                    items: held,
+                    first,
+                    traces: Vec::new(),
+                    warnings: Vec::new(),
+                    warning_count: 0,
+                });
                 Ok(())
             }
-            Mode::Undecided | Mode::Native(_) => self.apply_native(location, value, update),
+            // MemLens, or nothing recognised: the MemLens reader names what it expected.
+            _ => {
+                self.mode = Mode::Native(Native::default());
+                held.into_iter()
+                    .try_for_each(|(location, value)| self.apply_native(location, value, update))
+            }
         }
     }
 
@@ -355,7 +379,7 @@ impl Follower {
     /// traces from the kept records.
     fn finish(&mut self, update: &mut Update) {
         match &mut self.mode {
-            Mode::Undecided => {}
+            Mode::Undecided(_) => {}
             Mode::Native(n) => n.count(update),
             Mode::Records(r) if update.records > 0 => {
                 r.rebuild(&self.file, self.model.as_deref(), update);
@@ -449,6 +473,8 @@ impl Records {
                 }
                 count_chunk_with(chunk, &mut count);
             }
+            // As a whole import does (`crate::import`).
+            memlens_core::unrecorded::account(trace);
             if self.traces.get(index) != Some(trace) {
                 update.changed.push(index);
             }

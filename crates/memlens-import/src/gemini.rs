@@ -38,6 +38,10 @@
 //!   `{"$set": {"messages": [...]}}`, new turns such as the summary get new ids). A `$set` of
 //!   messages that drops messages is a compaction: the dropped messages are replaced, the first new
 //!   user message is the summary.
+//! - **Accounting.** Records read but deliberately not imported are counted per kind in the
+//!   attributes `ignored_lines.<kind>`: the UI notices (`info`, `error`, `warning` messages),
+//!   `$set` updates of metadata only (`metadata_update`), a repeated metadata record
+//!   (`metadata`). Content parts and `$set` messages of unknown shape are warnings.
 
 use crate::codex::{Entry, EntryKind, History};
 use crate::document::Document;
@@ -48,7 +52,7 @@ use crate::{Context, Importer};
 use memlens_core::builder::{CallInfo, CompactionInfo, Message, Part, Role};
 use memlens_core::{Category, ChunkId, Trace, Usage};
 use serde_json::Value;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// The Gemini CLI chat recording importer.
 pub struct GeminiCli;
@@ -92,6 +96,12 @@ struct Recording {
     session: Option<Value>,
     events: Vec<Event>,
     messages: HashMap<String, (Value, Location)>,
+    /// Records deliberately not imported, by kind (attributes `ignored_lines.<kind>`).
+    ignored: BTreeMap<String, usize>,
+}
+
+fn ignore(ignored: &mut BTreeMap<String, usize>, kind: &str) {
+    *ignored.entry(kind.to_string()).or_insert(0) += 1;
 }
 
 impl Recording {
@@ -106,8 +116,18 @@ impl Recording {
         if let Some(id) = str_at(&record, "$rewindTo") {
             self.events.push(Event::Rewind(id.to_string()));
         } else if let Some(set) = record.get("$set") {
-            if let Some(messages) = array_at(set, "messages") {
-                self.events.push(Event::Set(messages.clone(), location));
+            match set.get("messages") {
+                Some(Value::Array(messages)) => {
+                    self.events.push(Event::Set(messages.clone(), location));
+                }
+                None if set.is_object() => ignore(&mut self.ignored, "metadata_update"),
+                found => cx.warn(
+                    location,
+                    format!(
+                        "skipped: a $set update needs an object with a \"messages\" array (found {})",
+                        crate::json::describe(found.unwrap_or(set))
+                    ),
+                ),
             }
         } else if str_at(&record, "sessionId").is_some() {
             // The whole `.json` recording, or the first line of a `.jsonl` one.
@@ -129,6 +149,8 @@ impl Recording {
             }
             if self.session.is_none() {
                 self.session = Some(record);
+            } else {
+                ignore(&mut self.ignored, "metadata"); // a resumed recording repeats it
             }
         } else {
             self.message(record, location, cx);
@@ -161,6 +183,7 @@ impl Recording {
         let mut replay = Replay {
             history: History::new(id, "gemini-cli"),
             results: HashMap::new(),
+            ignored: self.ignored,
         };
         for (key, attribute) in [("projectHash", "project_hash"), ("kind", "kind")] {
             if let Some(value) = str_at(&session, key) {
@@ -178,6 +201,12 @@ impl Recording {
                 Event::Set(messages, location) => replay.set(&messages, location, cx),
             }
         }
+        for (kind, n) in std::mem::take(&mut replay.ignored) {
+            replay
+                .history
+                .builder()
+                .attribute(&format!("ignored_lines.{kind}"), n.to_string());
+        }
         replay.history.finish(cx, Location::default())
     }
 }
@@ -186,6 +215,7 @@ struct Replay {
     history: History,
     /// The result chunk of each tool call id answered so far.
     results: HashMap<String, ChunkId>,
+    ignored: BTreeMap<String, usize>,
 }
 
 /// The key of the entry holding a model message's tool results.
@@ -232,7 +262,7 @@ impl Replay {
                 self.history.call(input, chunks, info);
                 self.tool_results(id, m, location, cx);
             }
-            Some("info" | "error" | "warning") => {}
+            Some(kind @ ("info" | "error" | "warning")) => ignore(&mut self.ignored, kind),
             Some(other) => cx.warn(
                 location,
                 format!("message {id:?} of unknown type {other:?} skipped"),
@@ -431,7 +461,18 @@ impl Replay {
                     }
                     entry
                 }
-                _ => None,
+                // UI notices, counted where they were first recorded.
+                Some("info" | "error" | "warning") => None,
+                kind => {
+                    cx.warn(
+                        location,
+                        format!(
+                            "$set.messages[{i}] ({id:?}) of unknown type {} skipped",
+                            kind.map_or("(none)".to_string(), |k| format!("{k:?}"))
+                        ),
+                    );
+                    None
+                }
             };
             entries.extend(entry);
         }
@@ -564,6 +605,14 @@ fn parts_of(content: &Value, location: Location, cx: &mut Context<'_>) -> Vec<Pa
                 kind: kind.clone(),
                 text: format!("[{kind}: {what}]"),
             });
+        } else {
+            cx.warn(
+                location,
+                format!(
+                    "content part skipped: expected text or a part object, found {}",
+                    crate::json::describe(item)
+                ),
+            );
         }
     }
     parts

@@ -16,7 +16,11 @@
 //! ```
 //!
 //! Every `GENERATION` is one model call that lists its whole input (an OpenAI-style message list,
-//! `{messages}`, LangChain messages, or a string; the output is a message, a string or `choices`),
+//! `{messages}`, LangChain messages, the GenAI conventions' `{role, parts}` messages of
+//! OpenTelemetry frameworks such as pydantic-ai, OpenAI Responses items from the OpenAI Agents SDK,
+//! or a string; the output is a message, a string, `choices` or a `Response` object; system
+//! instructions and tools kept outside the input, in `modelParameters` or the metadata, are put
+//! back in front),
 //! so the calls go through [`crate::logs::build_traces`], which interns the history resent on
 //! every call. Calls are ordered by `startTime` and grouped by the trace's `sessionId`, else by
 //! `traceId`. `TOOL` and `SPAN` observations give the latency of the matching tool result (by tool
@@ -42,8 +46,9 @@ use crate::langsmith::{
     in_group_order, iso_latency_ms, iso_micros, payload_messages, provider_usage, ToolTimings,
 };
 use crate::logs::{build_traces, LoggedCall};
+use crate::openai::tool_definitions;
 use crate::{Context, Importer};
-use memlens_core::builder::CallInfo;
+use memlens_core::builder::{CallInfo, Message, Role};
 use memlens_core::{Trace, Usage};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -297,8 +302,10 @@ fn generation_call(
     location: Location,
     cx: &mut Context<'_>,
 ) -> (Option<i64>, LoggedCall) {
-    let input = payload_messages(&decoded_io(obs.get("input")), "user", location, cx);
-    let output = payload_messages(&decoded_io(obs.get("output")), "assistant", location, cx);
+    let raw_output = decoded_io(obs.get("output"));
+    let mut input = payload_messages(&decoded_io(obs.get("input")), "user", location, cx);
+    add_request_context(obs, &raw_output, &mut input);
+    let output = payload_messages(&raw_output, "assistant", location, cx);
     let start = str_at(obs, "startTime");
     let key = start.and_then(iso_micros);
     if key.is_none() && obs.get("startTime").is_some_and(|t| !t.is_null()) {
@@ -325,6 +332,59 @@ fn generation_call(
         location,
     };
     (key, call)
+}
+
+/// What the request sent beside its messages, when the observation keeps it elsewhere: the system
+/// instructions (the Responses API's `instructions`, in `modelParameters` for the OpenAI Agents
+/// SDK; pydantic-ai's `gen_ai.system_instructions` attribute, in the metadata) as the system
+/// message, and the tool definitions (the `Response` object's `tools`, or pydantic-ai's
+/// `model_request_parameters`) first, as request payloads put them.
+fn add_request_context(obs: &Value, raw_output: &Value, input: &mut Vec<Message>) {
+    let metadata = decoded_io(obs.get("metadata"));
+    let attributes = metadata.get("attributes").unwrap_or(&Value::Null);
+    if !input.iter().any(|m| m.role == Some(Role::System)) {
+        if let Some(text) = instructions(obs, attributes) {
+            input.insert(0, Message::text("system", text));
+        }
+    }
+    if input.iter().any(|m| m.unframed) {
+        return;
+    }
+    let parameters = decoded_io(attributes.get("model_request_parameters"));
+    let pydantic_ai: Vec<Value> = ["function_tools", "output_tools"]
+        .iter()
+        .filter_map(|k| array_at(&parameters, k))
+        .flatten()
+        .cloned()
+        .collect();
+    let tools = tool_definitions(raw_output)
+        .or_else(|| tool_definitions(&serde_json::json!({ "tools": pydantic_ai })));
+    if let Some(tools) = tools {
+        input.insert(0, tools);
+    }
+}
+
+/// System instructions kept outside the input: `modelParameters.instructions`, or
+/// `gen_ai.system_instructions` (a JSON list of `{type: "text", content}` parts, or text).
+fn instructions(obs: &Value, attributes: &Value) -> Option<String> {
+    let from_parameters = obs
+        .get("modelParameters")
+        .and_then(|p| str_at(p, "instructions"))
+        .map(str::to_string);
+    let text = from_parameters.or_else(|| {
+        match decoded_io(attributes.get("gen_ai.system_instructions")) {
+            Value::String(s) => Some(s),
+            Value::Array(parts) => Some(
+                parts
+                    .iter()
+                    .filter_map(|p| str_at(p, "content").or_else(|| p.as_str()))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            ),
+            _ => None,
+        }
+    });
+    text.filter(|t| !t.is_empty())
 }
 
 fn latency_ms(obs: &Value) -> Option<f64> {
@@ -437,12 +497,18 @@ fn usage_details(d: &Map<String, Value>) -> Usage {
             "input_cache_read",
             "cache_read_input_tokens",
             "input_cached",
+            "prompt_details.cache_read",
         ]),
         cache_write_tokens: first(&[
             "input_cache_creation",
             "input_cache_write",
             "cache_creation_input_tokens",
+            "prompt_details.cache_write",
         ]),
-        reasoning_tokens: first(&["output_reasoning_tokens", "output_reasoning"]),
+        reasoning_tokens: first(&[
+            "output_reasoning_tokens",
+            "output_reasoning",
+            "completion_details.reasoning",
+        ]),
     }
 }

@@ -50,6 +50,7 @@ use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
 
 mod payload;
+mod responses;
 
 use payload::generation_message;
 pub(crate) use payload::payload_messages;
@@ -134,12 +135,22 @@ impl Importer for LangSmith {
 /// A run ingestion batch (`{post: [run creates], patch: [run updates]}`, as the SDKs send to
 /// `/runs/batch`): each update merged into the run it completes (by `id`, else `dotted_order`).
 fn merge_batch(mut record: Value, location: Location, cx: &mut Context<'_>) -> Vec<Value> {
-    let mut take = |key: &str| match record.get_mut(key).map(Value::take) {
+    let mut take = |key: &str, cx: &mut Context<'_>| match record.get_mut(key).map(Value::take) {
         Some(Value::Array(items)) => items,
-        _ => Vec::new(),
+        None | Some(Value::Null) => Vec::new(),
+        Some(other) => {
+            cx.warn(
+                location,
+                format!(
+                    "run batch {key:?} skipped: expected a list of runs, found {}",
+                    type_name(&other)
+                ),
+            );
+            Vec::new()
+        }
     };
-    let mut runs = take("post");
-    for patch in take("patch") {
+    let mut runs = take("post", cx);
+    for patch in take("patch", cx) {
         let Value::Object(fields) = patch else {
             cx.warn(
                 location,

@@ -19,6 +19,7 @@
 //! [`ImportError`] naming the file and the line or record; recoverable problems are [`Warning`]s.
 
 mod anthropic;
+mod atif;
 mod claude_code;
 mod codex;
 pub mod document;
@@ -46,6 +47,7 @@ use memlens_core::builder::TraceBuilder;
 use memlens_core::tokens::{count_trace, TokenCounter};
 use memlens_core::Trace;
 use serde_json::Value;
+use std::collections::BTreeMap;
 
 /// One trace format.
 pub trait Importer: Sync {
@@ -53,9 +55,9 @@ pub trait Importer: Sync {
     fn name(&self) -> &'static str;
     /// One line on what it reads.
     fn description(&self) -> &'static str;
-    /// Whether `first`, the document's first record (the whole document, the first element of a
-    /// top-level array, or the first JSON Lines record), looks like this format.
-    fn sniff(&self, first: &Value) -> bool;
+    /// Whether `record`, one of the document's leading records (the whole document, an element
+    /// of a top-level array, or a JSON Lines record; see [`sniff`]), looks like this format.
+    fn sniff(&self, record: &Value) -> bool;
     /// Reads the document.
     fn import(&self, doc: Document<'_>, cx: &mut Context<'_>) -> Result<Vec<Trace>, ImportError>;
 }
@@ -67,6 +69,7 @@ pub static IMPORTERS: &[&dyn Importer] = &[
     &otel::Otel,
     &locomo::Locomo,
     &tau::TauBench,
+    &atif::Atif,
     &claude_code::ClaudeCode,
     &codex::Codex,
     &gemini::GeminiCli,
@@ -99,6 +102,29 @@ pub struct Import {
     pub warnings: Vec<Warning>,
     /// All warnings, including those not kept.
     pub warning_count: usize,
+    /// Every warning counted by its kind ([`warning_kind`]): what the summary lists when
+    /// there are more than are kept.
+    pub warning_kinds: BTreeMap<String, usize>,
+}
+
+/// The kind of a warning: its message with every number written `N`, so that warnings that
+/// differ only in a line, an index or a count are one kind (`unknown record type "x"
+/// skipped`, `line N is not JSON`).
+pub fn warning_kind(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut in_number = false;
+    for ch in message.chars() {
+        if ch.is_ascii_digit() {
+            if !in_number {
+                out.push('N');
+            }
+            in_number = true;
+        } else {
+            in_number = false;
+            out.push(ch);
+        }
+    }
+    out
 }
 
 /// How many warnings are kept in full; the rest are only counted.
@@ -110,6 +136,7 @@ pub struct Context<'a> {
     file: &'a str,
     warnings: Vec<Warning>,
     warning_count: usize,
+    warning_kinds: BTreeMap<String, usize>,
 }
 
 impl<'a> Context<'a> {
@@ -118,17 +145,23 @@ impl<'a> Context<'a> {
             file,
             warnings: Vec::new(),
             warning_count: 0,
+            warning_kinds: BTreeMap::new(),
         }
     }
 
     /// Records a recoverable problem.
     pub fn warn(&mut self, location: Location, message: impl Into<String>) {
+        let message = message.into();
         self.warning_count += 1;
+        *self
+            .warning_kinds
+            .entry(warning_kind(&message))
+            .or_insert(0) += 1;
         if self.warnings.len() < MAX_WARNINGS {
             self.warnings.push(Warning {
                 file: self.file.to_string(),
                 location,
-                message: message.into(),
+                message,
             });
         }
     }
@@ -179,20 +212,29 @@ pub fn importer_named(name: &str) -> Result<&'static dyn Importer, ImportError> 
         })
 }
 
-/// Which importer would read `doc`, if any.
+/// How many leading records [`sniff`] looks at.
+pub(crate) const SNIFF_RECORDS: usize = 32;
+
+/// Which importer would read `doc`, if any. The leading records are tried in order (at most the
+/// first 32, so a huge file stays fast; records that do not parse are passed over), each
+/// against every importer in [`IMPORTERS`] order: the first record an importer recognises decides,
+/// so a file may open with metadata records no importer claims (a Claude Code session's `mode`
+/// or `tag` line), and the order of [`IMPORTERS`] is still the priority.
 pub fn sniff(doc: &Document) -> Option<&'static dyn Importer> {
-    let first = match doc.first_value()? {
-        // A JSON Lines record that is itself an array (a bare message list per line).
-        Value::Array(items) => items.first()?,
-        record => record,
-    };
-    IMPORTERS.iter().copied().find(|i| i.sniff(first))
+    doc.leading_values(SNIFF_RECORDS).find_map(|record| {
+        let record = match record.as_ref() {
+            // A JSON Lines record that is itself an array (a bare message list per line).
+            Value::Array(items) => items.first()?,
+            record => record,
+        };
+        IMPORTERS.iter().copied().find(|i| i.sniff(record))
+    })
 }
 
 const EXPECTED: &str = "OpenAI or Anthropic messages or request/response logs, OTLP JSON spans \
 (OpenInference too), a Claude Code, Codex or Gemini CLI session, an OpenHands event stream, a \
-SWE-agent or mini-swe-agent trajectory, a Langfuse or LangSmith export, a tau-bench trajectory, a \
-LoCoMo conversation, or MemLens JSON Lines";
+SWE-agent or mini-swe-agent trajectory, an ATIF trajectory (Harbor), a Langfuse or LangSmith \
+export, a tau-bench trajectory, a LoCoMo conversation, or MemLens JSON Lines";
 
 /// Imports a trace file: decode, parse, sniff (or `options.format`), import, count tokens.
 pub fn import(file: &str, bytes: &[u8], options: &ImportOptions) -> Result<Import, ImportError> {
@@ -232,12 +274,14 @@ pub fn import(file: &str, bytes: &[u8], options: &ImportOptions) -> Result<Impor
             trace.model = Some(model.clone());
         }
         count_trace(trace, &TokenCounter::for_model(trace.main_model()));
+        memlens_core::unrecorded::account(trace);
     }
     Ok(Import {
         format: importer.name(),
         traces,
         warning_count: cx.warning_count,
         warnings: cx.warnings,
+        warning_kinds: cx.warning_kinds,
     })
 }
 

@@ -228,6 +228,11 @@ pub(crate) struct Reader {
     pub(crate) traces: Vec<Trace>,
 }
 
+/// Whether a record is one of MemLens' own (a header, a trace, a chunk, ...).
+pub(crate) fn is_record(value: &Value) -> bool {
+    str_at(value, "type").is_some_and(|t| KNOWN.contains(&t))
+}
+
 impl Reader {
     /// Applies one record. Returns the index of the trace it added to or started (`None`: the
     /// header, or a record of an unknown type, skipped with a warning).

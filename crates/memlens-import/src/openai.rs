@@ -79,6 +79,10 @@ pub fn import_records(
         let record = &record;
         if let Some((request, response)) = log_parts(record) {
             let Some(input) = (dialect.request_messages)(request, location, cx) else {
+                cx.warn(
+                    location,
+                    "request skipped: it has no \"messages\" list (its response is not a call)",
+                );
                 continue;
             };
             let (output, model, usage) = (dialect.response)(response, location, cx);
@@ -194,7 +198,7 @@ pub fn tool_definitions(request: &Value) -> Option<Message> {
         role: Some(Role::Other("tools".into())),
         role_name: "tools".into(),
         parts: vec![Part::Other {
-            kind: "tool_definitions".into(),
+            kind: memlens_core::model::TOOL_DEFINITIONS_KIND.into(),
             text: Value::Array(tools.clone()).to_string(),
         }],
         unframed: true,

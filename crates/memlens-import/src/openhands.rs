@@ -26,8 +26,9 @@
 //!   message,action,observation}.py`), tagged by `kind`: `SystemPromptEvent`, `MessageEvent`,
 //!   `ActionEvent` (`thought`, `reasoning_content`, `tool_call`, `llm_response_id`),
 //!   `ObservationEvent` / `UserRejectObservation` / `AgentErrorEvent` (`tool_call_id`),
-//!   `Condensation` (`forgotten_event_ids`, `summary`, `summary_offset`), `CondensationSummaryEvent`.
-//!   See [`sdk`].
+//!   `Condensation` (`forgotten_event_ids`, `summary`, `summary_offset`), `CondensationSummaryEvent`;
+//!   state and UI events (`ConversationStateUpdateEvent`...) never reach the model, and a saved
+//!   stream may open with them. See [`sdk`].
 //!
 //! Calls follow how OpenHands builds each request (V0 `openhands/memory/conversation_memory.py`,
 //! V1 `LLMConvertibleEvent.events_to_messages`): one call per agent LLM response (the actions of
@@ -42,10 +43,16 @@
 //! condensation: the condenser's calls are in the same totals). LiteLLM's `prompt_tokens` already
 //! includes cache reads and writes, so it is `input_tokens` as is.
 //!
+//! An observation is the text OpenHands put in the tool message (see [`observation`]): a file edit
+//! made by the LLM-based editor is rendered as OpenHands rendered it for the model, not its stored
+//! git diff.
+//!
 //! Not reproduced: OpenHands' prompt templates (workspace context from `recall` observations is
 //! kept as the extras' text), the command metadata lines appended to `run` results, and the
 //! first-message insertion `conversation_memory` does when a stream lacks a system prompt.
 
+mod difflib;
+mod observation;
 mod sdk;
 
 use crate::document::Document;
@@ -632,99 +639,6 @@ impl Stream {
         let offset = u64_at(args, "summary_offset").map(|n| n as usize);
         self.condense(&forgotten, summary, offset, info);
     }
-
-    fn v0_observation(
-        &mut self,
-        kind: &str,
-        ev: &Value,
-        id: &str,
-        location: Location,
-        cx: &mut Context<'_>,
-    ) {
-        let content = match ev.get("content") {
-            None | Some(Value::Null) => String::new(),
-            Some(Value::String(text)) => text.clone(),
-            Some(other) => {
-                cx.warn(
-                    location,
-                    format!(
-                        "event {id}: \"content\" is {}, expected a string: kept as JSON text",
-                        type_name(other)
-                    ),
-                );
-                other.to_string()
-            }
-        };
-        let content = content.as_str();
-        let extras = ev.get("extras").unwrap_or(&Value::Null);
-        let metadata = ev.get("tool_call_metadata").filter(|m| m.is_object());
-        let call_id = metadata
-            .and_then(|m| str_at(m, "tool_call_id"))
-            .map(str::to_string)
-            .or_else(|| {
-                let cause = ev.get("cause").and_then(scalar_text)?;
-                self.action_calls.get(&cause).cloned()
-            });
-        let text = match kind {
-            "agent_state_changed" | "null" | "loop_detection" | "llm_response" | "success" => {
-                return
-            }
-            "condense" | "agent_condensation_observation" => {
-                let message = Message {
-                    category: Some(Category::Summary),
-                    ..Message::text("user", content)
-                };
-                self.append(&message, id);
-                return;
-            }
-            "recall" => {
-                let text = recall_text(extras);
-                if !text.is_empty() {
-                    let message = Message {
-                        meta: memlens_core::ChunkMeta {
-                            kind: Some("recall".into()),
-                            ..Default::default()
-                        },
-                        ..Message::text("user", text)
-                    };
-                    self.append(&message, id);
-                }
-                return;
-            }
-            "error" => format!("{content}\n[Error occurred in processing last action]"),
-            "user_rejected" => {
-                format!("OBSERVATION:\n{content}\n[Last action has been rejected by the user]")
-            }
-            "run" if call_id.is_none() => {
-                format!("\nObserved result of command executed by user:\n{content}")
-            }
-            _ => {
-                if !KNOWN_V0_OBSERVATIONS.contains(&kind) {
-                    cx.warn(
-                        location,
-                        format!("unknown OpenHands observation {kind:?}: kept as its content"),
-                    );
-                }
-                content.to_string()
-            }
-        };
-        let message = match call_id {
-            Some(call_id) => Message {
-                role: Some(Role::Tool),
-                role_name: "tool".into(),
-                parts: vec![Part::ToolResult {
-                    id: call_id,
-                    name: metadata
-                        .and_then(|m| str_at(m, "function_name"))
-                        .map(str::to_string),
-                    content: text,
-                }],
-                ..Message::default()
-            },
-            None => Message::text("user", text),
-        };
-        self.append(&message, id);
-    }
 }
 
 const KNOWN_V0_ACTIONS: [&str; 12] = [
@@ -740,24 +654,6 @@ const KNOWN_V0_ACTIONS: [&str; 12] = [
     "call_tool_mcp",
     "task_tracking",
     "summarize",
-];
-
-const KNOWN_V0_OBSERVATIONS: [&str; 15] = [
-    "run",
-    "run_ipython",
-    "read",
-    "write",
-    "edit",
-    "browse",
-    "chat",
-    "delegate",
-    "message",
-    "think",
-    "mcp",
-    "download",
-    "task_tracking",
-    "error",
-    "user_rejected",
 ];
 
 /// A user message's parts: its text and image placeholders.
@@ -781,29 +677,6 @@ fn user_parts(args: &Value) -> Vec<Part> {
         });
     }
     parts
-}
-
-/// The context a `recall` observation adds: instructions and triggered microagents' knowledge.
-fn recall_text(extras: &Value) -> String {
-    let mut texts: Vec<String> = [
-        "repo_instructions",
-        "additional_agent_instructions",
-        "conversation_instructions",
-    ]
-    .iter()
-    .filter_map(|k| str_at(extras, k))
-    .filter(|t| !t.trim().is_empty())
-    .map(str::to_string)
-    .collect();
-    for agent in array_at(extras, "microagent_knowledge")
-        .into_iter()
-        .flatten()
-    {
-        if let Some(content) = str_at(agent, "content").filter(|t| !t.trim().is_empty()) {
-            texts.push(content.to_string());
-        }
-    }
-    texts.join("\n\n")
 }
 
 /// LiteLLM response usage (OpenAI spelling; Anthropic's cache counts when present).

@@ -16,8 +16,10 @@
 //! Each step's `query` is exactly what SWE-agent sent for that step (its history after the history
 //! processors, which elide old observations), so when steps have one, each is one call whose input
 //! is its `query` (messages resent from step to step are the same chunk) and whose output is the
-//! step's assistant message from `history`. Without `query` (older files) `history` is the record:
-//! every assistant message is one call whose input is everything before it. Demonstrations
+//! step's assistant message from `history`. Without `query` (older files, or a file holding only
+//! its `history`) `history` is the record: every assistant message is one call whose input is
+//! everything before it; a trailing step the history lacks is kept as a last call, or, when it
+//! is a run ended by a failed query (`exit_cost`...), named in a warning. Demonstrations
 //! (`message_type: "demonstration"`, or `is_demo`) stay in the context with chunk kind
 //! `demonstration` and are never calls. `model_stats` are run totals that cannot be split per call:
 //! they become trace attributes.
@@ -29,7 +31,8 @@
 //! rewritten: every assistant message is one call whose input is everything before it; its usage
 //! is the LiteLLM response kept in `extra.response`. Messages follow the OpenAI chat format
 //! (`tool_calls` and `role: "tool"` with tool-calling models); the final `role: "exit"` message is
-//! never sent to a model and is left out.
+//! never sent to a model and is left out. With tool calls, the tool definitions sent with every
+//! request are not in the file: the attribute `unrecorded` says so.
 
 use crate::document::Document;
 use crate::error::{ImportError, Location};
@@ -50,10 +53,11 @@ pub struct MiniSweAgent;
 const STEP_KEYS: [&str; 4] = ["action", "observation", "response", "thought"];
 
 fn is_swe_agent(v: &Value) -> bool {
-    let Some(steps) = array_at(v, "trajectory") else {
-        return false;
-    };
     let history = array_at(v, "history");
+    let Some(steps) = array_at(v, "trajectory") else {
+        // Only the history (demonstrations, stripped files): chat messages and SWE-agent's marks.
+        return history.is_some_and(|h| is_swe_history(v, h));
+    };
     if history.is_none() && !v.get("info").is_some_and(Value::is_object) {
         return false;
     }
@@ -65,6 +69,19 @@ fn is_swe_agent(v: &Value) -> bool {
     });
     let history_like = history.is_none_or(|h| h.first().is_none_or(|m| m.get("role").is_some()));
     step_like && history_like
+}
+
+/// A `history` of chat messages in a record SWE-agent wrote: its `info`, `environment` or
+/// `replay_config`, or messages tagged with the `agent` or `message_type` SWE-agent adds.
+fn is_swe_history(v: &Value, history: &[Value]) -> bool {
+    if history.first().is_none_or(|m| str_at(m, "role").is_none()) {
+        return false;
+    }
+    let tagged = |m: &Value| m.get("agent").is_some() || m.get("message_type").is_some();
+    v.get("info").is_some_and(Value::is_object)
+        || str_at(v, "environment").is_some()
+        || v.get("replay_config").is_some_and(|c| !c.is_null())
+        || history.iter().take(4).any(tagged)
 }
 
 fn is_mini(v: &Value) -> bool {
@@ -157,6 +174,7 @@ fn swe_agent_trace(record: &Value, n: usize, location: Location, cx: &mut Contex
                 b.push_message(message, None);
             }
         }
+        push_steps_missing_from_history(&mut b, steps, history, location, cx);
         b.reconstruct_calls();
     } else {
         cx.warn(location, "no \"history\" and no step \"query\": calls rebuilt from the steps' responses and observations");
@@ -204,10 +222,7 @@ fn push_queried_steps(
     location: Location,
     cx: &mut Context<'_>,
 ) {
-    let assistants: Vec<&Value> = history
-        .iter()
-        .filter(|m| str_at(m, "role") == Some("assistant") && !is_demo(m))
-        .collect();
+    let assistants = assistant_messages(history);
     let one_to_one = assistants.len() == steps.len();
     let mut cursor = 0;
     let mut unqueried = 0;
@@ -261,6 +276,87 @@ fn push_queried_steps(
         cx.warn(
             location,
             format!("{unqueried} step(s) without a recorded \"query\": not counted as calls"),
+        );
+    }
+}
+
+/// Trajectory steps after the last one `history` records. SWE-agent 0.x appends the assistant
+/// message only when the model answered: a step ended by a failed query (`exit_context`,
+/// `exit_cost`, `exit_api`, `exit_error`: "Exit due to ...") is in `trajectory` alone, and is no
+/// call. Any other such step is a response the history lost: it is kept as the last call.
+/// The history's assistant messages, demonstrations left out: one per step the model answered.
+fn assistant_messages(history: &[Value]) -> Vec<&Value> {
+    history
+        .iter()
+        .filter(|m| str_at(m, "role") == Some("assistant") && !is_demo(m))
+        .collect()
+}
+
+fn push_steps_missing_from_history(
+    b: &mut TraceBuilder,
+    steps: &[Value],
+    history: &[Value],
+    location: Location,
+    cx: &mut Context<'_>,
+) {
+    let assistants = assistant_messages(history);
+    // Steps and responses pair in order by action (a requeried step is in the trajectory
+    // only); by position when the history does not say.
+    let mut matched = 0;
+    let mut after_last = 0;
+    for (i, step) in steps.iter().enumerate() {
+        let Some(message) = assistants.get(matched) else {
+            break;
+        };
+        let same = match (str_at(message, "action"), str_at(step, "action")) {
+            (Some(a), Some(b)) => a.trim() == b.trim(),
+            _ => true,
+        };
+        if same {
+            matched += 1;
+            after_last = i + 1;
+        }
+    }
+    if matched < assistants.len() {
+        return;
+    }
+    for (i, step) in steps.iter().enumerate().skip(after_last) {
+        let action = str_at(step, "action").unwrap_or_default().trim();
+        let response = str_at(step, "response")
+            .filter(|r| !r.is_empty())
+            .or_else(|| str_at(step, "thought"))
+            .unwrap_or_default();
+        if action.starts_with("exit_") && response.starts_with("Exit due to") {
+            cx.warn(
+                location,
+                format!(
+                    "trajectory step not in history: step {i} ({action}, {response:?}) ended the \
+                     run without a model response: not a call"
+                ),
+            );
+            continue;
+        }
+        // The model read the previous step's observation before answering; the history may
+        // have lost it with the response.
+        let previous = i.checked_sub(1).and_then(|p| steps.get(p));
+        let ends_with_response =
+            b.trace().chunks.last().is_some_and(|c| {
+                c.category == Category::Assistant || c.category == Category::ToolCall
+            });
+        let mut rebuilt = "the history";
+        if let Some(observation) = previous.and_then(|p| str_at(p, "observation")) {
+            if ends_with_response {
+                b.push_message(Message::text("user", observation), None);
+                rebuilt = "the history and the previous step's observation";
+            }
+        }
+        b.push_message(Message::text("assistant", response), None);
+        cx.warn(
+            location,
+            format!(
+                "trajectory step not in history: step {i} ({action}) kept as a call, its input \
+                 rebuilt from {rebuilt}"
+            ),
         );
     }
 }
@@ -369,6 +465,15 @@ impl Importer for MiniSweAgent {
             }
             for (i, m) in messages.iter().enumerate() {
                 push_mini_message(&mut b, m, i, model.as_deref(), location, cx);
+            }
+            if messages
+                .iter()
+                .any(|m| array_at(m, "tool_calls").is_some_and(|c| !c.is_empty()))
+            {
+                b.attribute(
+                    memlens_core::report::UNRECORDED_ATTRIBUTE,
+                    "tool definitions (sent with every request, not written to the trajectory)",
+                );
             }
             b.reconstruct_calls();
             traces.push(cx.finish(b, location));

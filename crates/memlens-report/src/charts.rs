@@ -37,6 +37,7 @@ pub(crate) fn category_color(c: Category) -> RGBColor {
         Category::Summary => RGBColor(0x55, 0xef, 0xc4),
         Category::Preference => RGBColor(0xfd, 0x79, 0xa8),
         Category::Other => RGBColor(0xb2, 0xbe, 0xc3),
+        Category::Unrecorded => RGBColor(0x63, 0x6e, 0x72),
     }
 }
 

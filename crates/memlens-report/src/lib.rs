@@ -216,6 +216,14 @@ fn overview(page: &mut String, input: &ReportInput<'_>) {
     figure(page, &int(traces.len() as u64), "traces");
     figure(page, &int(calls), "LLM calls");
     figure(page, &int(counted), "input tokens sent (counted)");
+    let unrecorded = sum(&|a| a.summary.figures.unrecorded_input_tokens);
+    if unrecorded > 0 {
+        figure(
+            page,
+            &int(unrecorded),
+            "of which not in the log (unrecorded, estimated from reported usage)",
+        );
+    }
     figure(
         page,
         &reported.map_or_else(|| "not reported".into(), int),
@@ -464,6 +472,7 @@ fn cause_text(c: PrefixCause) -> &'static str {
         PrefixCause::Compaction => "a compaction",
         PrefixCause::SystemPrompt => "the system prompt changed",
         PrefixCause::ToolDefinitions => "the tool list changed",
+        PrefixCause::Unrecorded => "the context the log does not record changed",
         PrefixCause::Edited => "a message was edited",
         PrefixCause::Removed => "a message was removed",
         PrefixCause::Inserted => "a message was inserted",

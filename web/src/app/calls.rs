@@ -31,6 +31,7 @@ fn reason(cause: PrefixCause) -> &'static str {
         PrefixCause::Compaction => "a compaction replaced part of the context",
         PrefixCause::SystemPrompt => "the system prompt changed",
         PrefixCause::ToolDefinitions => "the tool definitions changed",
+        PrefixCause::Unrecorded => "the context the log does not record changed",
         PrefixCause::Edited => "an earlier message was edited",
         PrefixCause::Removed => "an earlier item was removed",
         PrefixCause::Inserted => "an item was inserted before the end of the previous input",

@@ -49,12 +49,23 @@ pub(super) fn overview(data: Arc<Data>) -> impl IntoView {
         s.figures.reported_input_tokens,
         s.figures.counted_input_tokens_where_reported,
     ) {
-        (Some(r), Some(c)) => format!(
-            "reported {} vs counted {} ({:+})",
-            int(r),
-            int(c),
-            r as i64 - c as i64
-        ),
+        (Some(r), Some(c)) => {
+            // Over the calls that report usage: the log's part, the unrecorded item and the
+            // counting difference add up to what was billed.
+            let unrecorded: u64 = a
+                .calls
+                .iter()
+                .filter(|c| c.reported_input.is_some())
+                .map(|c| c.unrecorded_tokens)
+                .sum();
+            format!(
+                "reported {} = {} in the log + {} not in the log (unrecorded) {:+}",
+                int(r),
+                int(c.saturating_sub(unrecorded)),
+                int(unrecorded),
+                r as i64 - c as i64
+            )
+        }
         _ => "no usage in the trace".into(),
     };
     view! {

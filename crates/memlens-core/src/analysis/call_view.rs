@@ -74,8 +74,9 @@ pub fn component_of(chunk: &Chunk) -> String {
             chunk.meta.tool_name.as_deref().unwrap_or("unnamed tool")
         ),
         Category::ToolCall => "tool calls".into(),
+        Category::Unrecorded => "not in the log".into(),
         Category::Other => match chunk.meta.kind.as_deref() {
-            Some("tool_definitions") => "tool definitions".into(),
+            Some(crate::model::TOOL_DEFINITIONS_KIND) => "tool definitions".into(),
             Some(kind) => kind.replace('_', " "),
             None => "other".into(),
         },

@@ -101,6 +101,9 @@ pub struct CallRow {
     pub input_tokens: u64,
     /// Reported input tokens, when the trace has usage.
     pub reported_input: Option<u64>,
+    /// Of `input_tokens`, the unrecorded item's (context the log does not hold, estimated).
+    #[serde(default)]
+    pub unrecorded_tokens: u64,
     /// Input tokens served from cache (reported or modeled).
     pub cached_input: u64,
     /// Counted output tokens.
@@ -348,6 +351,7 @@ fn call_rows(
             by_category,
             input_tokens,
             reported_input: cc.and_then(|c| c.reported_input),
+            unrecorded_tokens: cc.map_or(0, |c| c.unrecorded),
             cached_input: cc.map_or(0, |c| c.cached_input),
             output_tokens: cc.map_or(0, |c| c.counted.output),
             cost_usd: cc.and_then(|c| c.cost_usd),

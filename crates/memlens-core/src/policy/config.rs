@@ -503,6 +503,52 @@ pub const BUILTIN: &[&str] = &[
 ];
 
 impl PolicyConfig {
+    /// The share of the budget a context may fill and still be sent whole: the budget makes
+    /// the policy act, so at a budget the largest call fits in this share of it, it saves
+    /// nothing (what the tests hold every such policy to). 1 for a policy that acts only past
+    /// the budget; LlamaIndex's `chat_history_token_ratio`, a cleanup's trigger or the smallest
+    /// quota when lower. `None` for a policy that gives things up at any budget: the oracle
+    /// (the hindsight bound), a count of items or calls (`openai-keep-last-n`, `max_messages`,
+    /// ages, clearing, per-tool rules), a value threshold, a fixed trigger, lossless JSON
+    /// forms. (LangChain's `start_on="human"` drops a history's leading non-human messages
+    /// even when all fit, faithfully; nothing else of `langchain-trim` acts below the budget.)
+    pub fn untouched_below(&self) -> Option<f64> {
+        let any_budget = matches!(
+            self.strategy,
+            StrategyKind::Oracle | StrategyKind::OpenaiKeepLastN
+        ) || self.max_messages.is_some()
+            || self.max_age_calls.is_some()
+            || self.max_age_seconds.is_some()
+            || self.value_threshold.is_some()
+            || self.evict_echoed_replies.is_some()
+            || self.compress.minify_json
+            || self.compress.toon_json
+            || self.compress.clear_tool_results_after.is_some()
+            || !self.tools.is_empty()
+            || self
+                .anthropic
+                .as_ref()
+                .is_some_and(|a| a.trigger_tokens > 0);
+        if any_budget {
+            return None;
+        }
+        let mut share = 1.0f64;
+        if self.strategy == StrategyKind::LlamaindexMemory {
+            let params = self.llamaindex.clone().unwrap_or_default();
+            if params.token_limit > 0 {
+                return None;
+            }
+            share = share.min(params.chat_history_token_ratio);
+        }
+        if let Some(cleanup) = self.cleanup {
+            share = share.min(f64::from(cleanup.trigger));
+        }
+        for &quota in self.quotas.values() {
+            share = share.min(f64::from(quota));
+        }
+        (share > 0.0).then_some(share)
+    }
+
     /// A built-in policy by name.
     pub fn builtin(name: &str) -> Result<PolicyConfig, PolicyError> {
         let base = PolicyConfig {

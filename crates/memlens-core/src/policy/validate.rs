@@ -10,7 +10,8 @@ use std::collections::{HashMap, HashSet};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum Violation {
-    /// A system prompt chunk was left out.
+    /// A system prompt chunk, or another part of the request's preamble (tool definitions,
+    /// unrecorded context: [`Chunk::is_preamble`]), was left out.
     SystemDropped {
         /// Its key.
         chunk: String,
@@ -53,10 +54,12 @@ pub fn check<'a>(
             message += 1;
         }
         message_of.push(message);
-        match c.category {
-            Category::System if !sent.contains(&id) => out.push(Violation::SystemDropped {
+        if c.is_preamble() && !sent.contains(&id) {
+            out.push(Violation::SystemDropped {
                 chunk: c.key.clone(),
-            }),
+            });
+        }
+        match c.category {
             Category::ToolCall => {
                 if let Some(tid) = &c.meta.tool_call_id {
                     calls.insert(tid, sent.contains(&id));
@@ -92,19 +95,16 @@ pub fn check<'a>(
         }
     }
     let first = decision.entries.iter().find(|e| match e.chunk {
-        Some(id) => chunk(id).category != Category::System,
+        Some(id) => !chunk(id).is_preamble(),
         None => true,
     });
     // The recorded agent's own first message (after system) is not the policy's doing.
-    let original_first = full
-        .iter()
-        .copied()
-        .find(|&id| chunk(id).category != Category::System);
+    let original_first = full.iter().copied().find(|&id| !chunk(id).is_preamble());
     let has_user = newest_user.is_some();
     if let Some(e) = first.filter(|_| has_user) {
         let starts_user = match (&e.form, e.chunk) {
             (EntryForm::Summary { .. }, _) | (_, None) => true,
-            (_, Some(id)) => chunk(id).category == Category::User || Some(id) == original_first,
+            (_, Some(id)) => chunk(id).opens_user_turn() || Some(id) == original_first,
         };
         if !starts_user {
             let key = e.chunk.map(|id| chunk(id).key.clone()).unwrap_or_default();

@@ -30,11 +30,10 @@ impl Postings {
     }
 }
 
-/// System prompts and tool definitions: policy text every policy keeps, never a target.
+/// The preamble (system prompts, tool definitions, unrecorded context): policy text every policy
+/// keeps, never a target.
 pub(super) fn is_policy(chunk: &Chunk) -> bool {
-    chunk.category == Category::System
-        || (chunk.category == Category::Other
-            && chunk.meta.kind.as_deref() == Some("tool_definitions"))
+    chunk.is_preamble()
 }
 
 /// What the detector remembers of an observed chunk.

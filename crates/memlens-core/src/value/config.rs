@@ -76,7 +76,8 @@ impl Weights {
 /// [`ValueConfig::category_weights`]).
 pub fn default_category_weight(category: Category) -> f32 {
     match category {
-        Category::System => 1.0,
+        // The preamble: always kept, so its weight only shows in the value figures.
+        Category::System | Category::Unrecorded => 1.0,
         Category::User => 0.8,
         Category::ToolResult => 0.6,
         Category::ToolCall => 0.5,
@@ -98,7 +99,7 @@ pub(super) fn generation_cost_prior(category: Category) -> f64 {
         Category::Reasoning => 0.4,
         Category::ToolCall => 0.4,
         Category::Preference => 0.3,
-        Category::System | Category::User | Category::Other => 0.2,
+        Category::System | Category::User | Category::Other | Category::Unrecorded => 0.2,
     }
 }
 

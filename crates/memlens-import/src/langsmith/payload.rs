@@ -5,10 +5,15 @@
 //! `messages/utils.py` `message_to_dict`, `messages/ai.py` `AIMessage.tool_calls`):
 //! `{"lc": 1, "type": "constructor", "id": [..., "AIMessage"], "kwargs": {content, tool_calls,
 //! tool_call_id, additional_kwargs}}`, `{"type": "ai", "data": {...}}`, plain dumps
-//! `{"type": "ai", "content": ...}` and `["human", "text"]` tuples.
+//! `{"type": "ai", "content": ...}` and `["human", "text"]` tuples. Two more message layouts
+//! arrive through OpenTelemetry ingestion: the GenAI conventions' `{role, parts: [...]}`
+//! (pydantic-ai; parsed by [`crate::otel::semconv_message`]) and OpenAI Responses items (the
+//! OpenAI Agents SDK; [`super::responses`]).
 
+use super::responses;
 use crate::error::Location;
 use crate::json::{array_at, as_text, str_at};
+use crate::otel::semconv_message;
 use crate::{anthropic, openai, Context};
 use memlens_core::builder::{Message, Part};
 use serde_json::{Map, Value};
@@ -127,6 +132,13 @@ fn object_messages(
             cx,
         );
     }
+    if let (Some(instructions), Some(input)) = (str_at(v, "instructions"), v.get("input")) {
+        // A Responses request: the instructions are the system message, sent before the input.
+        let mut out: Vec<Message> = openai::tool_definitions(v).into_iter().collect();
+        out.push(Message::text("system", instructions));
+        out.extend(payload_messages(input, default_role, location, cx));
+        return out;
+    }
     if is_message_like(v) {
         return one_message(v, default_role, location, cx)
             .into_iter()
@@ -184,7 +196,14 @@ fn is_tuple_message(v: &Value) -> bool {
 }
 
 fn is_message_like(v: &Value) -> bool {
-    str_at(v, "role").is_some() || langchain_fields(v).is_some()
+    str_at(v, "role").is_some() || langchain_fields(v).is_some() || responses::is_item(v)
+}
+
+/// The GenAI conventions' layout: `{role, parts}` and no `content`.
+fn is_parts_message(m: &Value) -> bool {
+    str_at(m, "role").is_some()
+        && m.get("parts").is_some_and(Value::is_array)
+        && m.get("content").is_none_or(Value::is_null)
 }
 
 /// One message of any supported shape; `None` (with a warning) when it is none of them.
@@ -202,8 +221,14 @@ pub(crate) fn one_message(
         }
         _ => {}
     }
+    if responses::is_item(m) {
+        return responses::item_message(m, location, cx);
+    }
     if let Some((role, fields)) = langchain_fields(m) {
         return langchain_message(&role, fields, location, cx);
+    }
+    if is_parts_message(m) {
+        return semconv_message(m, location, "message", cx);
     }
     if str_at(m, "role").is_some() {
         return role_message(m, location, cx);
@@ -305,24 +330,29 @@ fn langchain_message(
             Some((str_at(c, "id")?, as_text(args)))
         })
         .collect();
+    // `invalid_tool_calls` are calls whose arguments did not parse: still the model's output,
+    // and resent as tool calls (langchain-openai `_lc_invalid_tool_call_to_openai_tool_call`).
+    let standard: Vec<&Value> = ["tool_calls", "invalid_tool_calls"]
+        .iter()
+        .filter_map(|k| array_at(fields, k))
+        .flatten()
+        .collect();
     let mut calls: Vec<Part> = Vec::new();
-    match array_at(fields, "tool_calls").filter(|c| !c.is_empty()) {
-        Some(standard) => {
-            for c in standard {
-                let id = str_at(c, "id").unwrap_or_default().to_string();
-                let arguments = raw_arguments
-                    .get(id.as_str())
-                    .cloned()
-                    .unwrap_or_else(|| c.get("args").map(as_text).unwrap_or_default());
-                let name = str_at(c, "name").unwrap_or_default().to_string();
-                calls.push(Part::ToolCall {
-                    id,
-                    name,
-                    arguments,
-                });
-            }
-        }
-        None => calls.extend(raw.iter().map(openai_tool_call)),
+    if standard.is_empty() {
+        calls.extend(raw.iter().map(openai_tool_call));
+    }
+    for c in standard {
+        let id = str_at(c, "id").unwrap_or_default().to_string();
+        let arguments = raw_arguments
+            .get(id.as_str())
+            .cloned()
+            .unwrap_or_else(|| c.get("args").map(as_text).unwrap_or_default());
+        let name = str_at(c, "name").unwrap_or_default().to_string();
+        calls.push(Part::ToolCall {
+            id,
+            name,
+            arguments,
+        });
     }
     if let Some(fc) = extra.get("function_call").filter(|f| f.is_object()) {
         let name = str_at(fc, "name").unwrap_or_default().to_string();

@@ -38,9 +38,12 @@ const KINDS: [&str; 9] = [
     "CondensationSummaryEvent",
 ];
 
-/// Kinds that never reach the model.
-const SILENT_KINDS: [&str; 8] = [
+/// Kinds that never reach the model: state, streaming and UI events, and the ask-user pair (the
+/// agent reads the answer through the tool's observation). A stream may start with any of them
+/// (a saved conversation opens with its `ConversationStateUpdateEvent`).
+const SILENT_KINDS: [&str; 14] = [
     "PauseEvent",
+    "InterruptEvent",
     "ConversationStateUpdateEvent",
     "ConversationErrorEvent",
     "TokenEvent",
@@ -48,11 +51,24 @@ const SILENT_KINDS: [&str; 8] = [
     "LLMCompletionLogEvent",
     "SecurityAnalyzerEvent",
     "ConversationIterationLimitEvent",
+    "HookExecutionEvent",
+    "WarningEvent",
+    "AskUserRequestEvent",
+    "AskUserResponseEvent",
+    // Tool calls an ACP server (an external agent) ran: in its own context, not this one's.
+    "ACPToolCallEvent",
 ];
 
-/// True for a V1 SDK event.
+/// True for a V1 SDK event: a message kind, or a state kind stamped like an SDK `Event` (`id`,
+/// `timestamp`, `source`), so that a stream opening with state updates is still recognized.
 pub(super) fn is_event(v: &Value) -> bool {
-    str_at(v, "kind").is_some_and(|k| KINDS.contains(&k))
+    match str_at(v, "kind") {
+        Some(k) if KINDS.contains(&k) => true,
+        Some(k) if SILENT_KINDS.contains(&k) => {
+            v.get("id").is_some() && v.get("timestamp").is_some() && v.get("source").is_some()
+        }
+        _ => false,
+    }
 }
 
 fn event_id(ev: &Value, index: usize) -> String {

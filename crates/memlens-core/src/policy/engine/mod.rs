@@ -121,6 +121,17 @@ impl Engine {
         self.state.contains(chunk)
     }
 
+    /// The chunk's rank in arrival order, once added: a replay tells an agent that appended
+    /// to what it sent from one that rewrote it.
+    pub(crate) fn arrival(&self, chunk: ChunkId) -> Option<u64> {
+        self.state.seq_of.get(&chunk).copied()
+    }
+
+    /// Counts calls from `call` on: an engine a replay starts in the middle of a trace.
+    pub(crate) fn resume_at(&mut self, call: u32) {
+        self.state.call = call;
+    }
+
     /// Adds a chunk (a new memory item). Chunks of one message are added together, the first with
     /// `starts_message`. Adding a chunk id twice is ignored. Value and reference work waits until
     /// something reads values, unless the strategy decides by them.

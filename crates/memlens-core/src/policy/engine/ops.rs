@@ -209,7 +209,8 @@ impl State {
     }
 
     /// Non-system messages of the items whose status passes `keep`, oldest first, with their
-    /// token totals and the category of their first item.
+    /// token totals and the kind of turn they are ([`Item::turn_kind`] of their first item, or
+    /// of the next one past an image or file of no role).
     pub(crate) fn messages_where(
         &self,
         keep: impl Fn(Status) -> bool,
@@ -220,8 +221,13 @@ impl State {
                 continue;
             }
             match out.last_mut() {
-                Some((m, t, _)) if *m == it.message => *t += u64::from(it.tokens),
-                _ => out.push((it.message, u64::from(it.tokens), it.category)),
+                Some((m, t, c)) if *m == it.message => {
+                    *t += u64::from(it.tokens);
+                    if *c == Category::Other {
+                        *c = it.turn_kind();
+                    }
+                }
+                _ => out.push((it.message, u64::from(it.tokens), it.turn_kind())),
             }
         }
         out

@@ -56,6 +56,19 @@ pub(crate) struct Item {
     pub(crate) echo_keys: Option<Box<[String]>>,
 }
 
+impl Item {
+    /// The kind of turn the item opens: its category, except that a user's image, file,
+    /// summary or preference (role `user`) opens a user turn, as providers and LangChain's
+    /// `start_on="human"` see it.
+    pub(crate) fn turn_kind(&self) -> Category {
+        if self.chunk.opens_user_turn() {
+            Category::User
+        } else {
+            self.category
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub(crate) struct Summary {
     /// Emitted before the first item added at or after this sequence number.
@@ -105,6 +118,9 @@ pub(crate) struct State {
     /// a chunk's position is a binary search away ([`State::position`]) and nothing needs
     /// rebuilding when items are compacted away.
     pub(crate) seq_of: HashMap<ChunkId, u64>,
+    /// The arrival rank of the first item after the preamble that the host still sends: the
+    /// agent's own opening, which a context may start on whatever it is.
+    pub(crate) opening: Option<u64>,
     /// BM25 document id -> chunk.
     pub(crate) doc_chunk: Vec<ChunkId>,
     /// BM25 document id -> its item's tokens now (kept in step with compression), so retrieval
@@ -130,6 +146,9 @@ pub(crate) struct State {
     /// Whether a tool call or tool result has arrived: the run is an agent's, not a
     /// conversation (see [`conversation_settings`]).
     pub(crate) saw_tools: bool,
+    /// Whether the context has ever been over the budget: from then on an offloading policy
+    /// keeps its retrieval reserve free.
+    pub(crate) outgrown: bool,
     pub(crate) detector: Detector,
     /// Output chunks of the current agent message, detected together on the next non-output
     /// chunk or call.
@@ -203,12 +222,14 @@ impl State {
             value: ValueEngine::new(conversation_settings(&policy_value)),
             policy_value,
             saw_tools: false,
+            outgrown: false,
             config,
             options,
             counter,
             patterns,
             items: Vec::new(),
             seq_of: HashMap::new(),
+            opening: None,
             doc_chunk: Vec::new(),
             doc_tokens: Vec::new(),
             next_seq: 0,
@@ -251,6 +272,9 @@ impl State {
             return;
         }
         self.seq_of.insert(chunk.id, self.next_seq);
+        if self.opening.is_none() && !chunk.is_preamble() {
+            self.opening = Some(self.next_seq);
+        }
         if chunk.starts_message || self.items.is_empty() {
             self.messages += 1;
         }
@@ -285,7 +309,7 @@ impl State {
             self.saw_tools = true;
             self.value.set_config(self.policy_value.clone());
         }
-        let pinned = chunk.category == Category::System
+        let pinned = chunk.is_preamble()
             || self.config.protect.categories.contains(&chunk.category)
             || (matches!(chunk.category, Category::User | Category::Preference)
                 && self.patterns.iter().any(|p| p.is_match(&chunk.content)));
@@ -338,7 +362,13 @@ impl State {
         self.items.push(Item {
             chunk: Box::new(chunk.clone()),
             id: chunk.id,
-            category: chunk.category,
+            // The preamble (tool definitions, unrecorded context) is not a message: every rule
+            // and incumbent passes over it as over the system prompt, so the walks see it as one.
+            category: if chunk.is_preamble() {
+                Category::System
+            } else {
+                chunk.category
+            },
             chunk_tokens: chunk.tokens,
             tokens: chunk.tokens,
             compressed: None,
@@ -470,6 +500,16 @@ impl State {
             .rev()
             .find(|it| it.status != Status::Gone && it.category == Category::User)
             .map(|it| it.message);
+        // The preamble is never dropped, so a live chunk no longer held is past it.
+        self.opening = live
+            .iter()
+            .filter_map(|id| self.seq_of.get(id).copied())
+            .filter(|&seq| {
+                self.items
+                    .binary_search_by_key(&seq, |it| it.seq)
+                    .map_or(true, |i| self.items[i].category != Category::System)
+            })
+            .min();
     }
 
     /// Forgets chunks compacted away for good (forgetting engines only; each with its call id

@@ -31,7 +31,12 @@ pub(crate) fn apply(s: &mut State, query: &str, order: EvictionOrder, d: &mut De
     s.clear_old_tool_results(d);
     s.evict_below_threshold(query, d);
     s.evict_echoed_replies(d);
-    s.evict_to(budget.saturating_sub(reserve), query, order, d);
+    // A history that has always fitted is sent whole; once it outgrows the budget, the
+    // retrieval reserve is kept free.
+    s.outgrown = s.outgrown || reserve == 0 || s.active_tokens() > u64::from(budget);
+    if s.outgrown {
+        s.evict_to(budget.saturating_sub(reserve), query, order, d);
+    }
     s.start_on_user(d);
     if s.config.offload.is_some() {
         s.retrieve(query, d);
@@ -587,9 +592,24 @@ impl State {
         });
     }
 
-    /// The context must start (after system) on a user message for Anthropic: evict leading
-    /// assistant and tool units.
+    /// The context must start (after the preamble) on a user message for Anthropic: once the
+    /// front was cut, evict the leading assistant and tool units.
     pub(crate) fn start_on_user(&mut self, d: &mut Decision) {
+        // Only a context cut at the front may need mending: one that still starts as the agent's
+        // own did (its opening kept), or has no user message to start on, is left as it is
+        // (validation excuses both alike).
+        let first = self
+            .items
+            .iter()
+            .find(|it| it.status == Status::Active && it.category != Category::System);
+        let has_user = self
+            .items
+            .iter()
+            .rev()
+            .any(|it| it.status == Status::Active && it.category == Category::User);
+        if first.is_none_or(|it| Some(it.seq) == self.opening) || !has_user {
+            return;
+        }
         // Units in order of their ids (the order `unit_pairs` lists them). This almost always
         // stops at the first unit or two, so the first few are found by a scan of the items
         // each, without listing and sorting every (unit, item) pair of the context; a context
@@ -638,7 +658,7 @@ impl State {
             .copied()
             .filter(|&i| self.active(i))
             .min()
-            .map(|i| self.items[i].category);
+            .map(|i| self.items[i].turn_kind());
         match first {
             Some(Category::System) => true,
             Some(Category::User) | None => false,
