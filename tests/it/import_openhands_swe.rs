@@ -1,8 +1,14 @@
 //! OpenHands event streams, SWE-agent and mini-swe-agent trajectories.
 
 use crate::{import_path, root};
+use memlens_core::cost::PriceTable;
+use memlens_core::model::TEXT_ACTION_KIND;
+use memlens_core::policy::PolicyConfig;
+use memlens_core::simulate::simulate;
+use memlens_core::tokens::{TokenCounter, TOKENS_PER_MESSAGE};
 use memlens_core::{Category, ChunkId, Trace};
 use memlens_import::{import, Import, ImportOptions};
+use serde_json::Value;
 
 fn fixture(format: &str, name: &str) -> Import {
     let path = root().join("tests/fixtures").join(format).join(name);
@@ -279,4 +285,294 @@ fn format_override_reads_a_file_sniffing_would_not() {
     let r = import("x.json", bytes, &options).expect("forced swe-agent import");
     assert_eq!(r.format, "swe-agent");
     assert_eq!(r.traces[0].calls.len(), 1);
+}
+
+/// The `action-*` pairs of a trace (text actions: no native id starts so): id, the action as
+/// the model wrote it, its output when one came back.
+fn text_pairs(t: &Trace) -> Vec<(String, String, Option<String>)> {
+    t.tool_pairs
+        .iter()
+        .filter(|p| p.id.starts_with("action-"))
+        .map(|p| {
+            let call = t.chunk(p.call.expect("every text action pair has its call"));
+            assert_eq!(call.category, Category::ToolCall);
+            assert_eq!(
+                call.meta.kind.as_deref(),
+                Some(TEXT_ACTION_KIND),
+                "{}",
+                p.id
+            );
+            assert_eq!(call.meta.tool_name.as_deref(), Some("bash"));
+            let result = p.result.map(|r| {
+                let r = t.chunk(r);
+                // The output keeps the user message's framing: it starts that message.
+                assert!(r.starts_message && r.meta.role.as_deref() == Some("user"));
+                r.content.clone()
+            });
+            (p.id.clone(), call.content.clone(), result)
+        })
+        .collect()
+}
+
+fn source(format: &str, name: &str) -> Value {
+    let path = root().join("tests/fixtures").join(format).join(name);
+    serde_json::from_slice(&std::fs::read(&path).expect("fixture")).expect("JSON")
+}
+
+/// Tokens of a chat message counted whole, as the import counted it before actions were split
+/// out of replies and outputs made results: its text and the message framing.
+fn whole(counter: &TokenCounter, m: &Value) -> u64 {
+    let text = |k: &str| counter.count(m[k].as_str().unwrap_or_default());
+    u64::from(TOKENS_PER_MESSAGE + text("role") + text("content"))
+}
+
+/// What a call's chunks count (the unrecorded item, an estimate from usage, left out).
+fn counted(t: &Trace, ids: &[ChunkId]) -> u64 {
+    ids.iter()
+        .map(|&i| t.chunk(i))
+        .filter(|c| c.category != Category::Unrecorded)
+        .map(|c| u64::from(c.tokens))
+        .sum()
+}
+
+/// Every call of a message-list trace (one per assistant message but demonstrations) counts,
+/// input and output, what its messages counted whole: within 2 tokens (a cut inside a BPE piece; the cuts the importers make keep every piece).
+fn assert_counts_as_whole(t: &Trace, messages: &[&Value]) {
+    let counter = TokenCounter::for_model(t.main_model());
+    let replies = messages
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m["role"] == "assistant" && m.get("is_demo").is_none());
+    assert_eq!(replies.clone().count(), t.calls.len(), "{}", t.id);
+    for ((i, reply), call) in replies.zip(&t.calls) {
+        let input: u64 = messages[..i].iter().map(|m| whole(&counter, m)).sum();
+        let (got_in, got_out) = (counted(t, &call.input), counted(t, &call.output));
+        let out = whole(&counter, reply);
+        assert!(
+            input.abs_diff(got_in) <= 2 && out.abs_diff(got_out) <= 2,
+            "{} call {}: input {got_in} (whole {input}), output {got_out} (whole {out})",
+            t.id,
+            call.index
+        );
+    }
+}
+
+#[test]
+fn mini_swe_agent_text_actions_pair_with_their_outputs() {
+    let r = fixture("mini-swe-agent", "v1-text-format-error-timeout.traj.json");
+    assert_eq!(r.warning_count, 0, "{:?}", r.warnings);
+    let t = &r.traces[0];
+    let pairs = text_pairs(t);
+    let ids: Vec<&str> = pairs.iter().map(|p| p.0.as_str()).collect();
+    // Message 4 wrote two blocks: the scaffold ran neither, and its format error (message 5)
+    // answers the reply, not an action.
+    assert_eq!(
+        ids,
+        ["action-2", "action-6", "action-8", "action-10", "action-12"]
+    );
+    assert_eq!(
+        pairs[0].1, "```bash\ngrep -rn \"def mean\" stats/\n```",
+        "the block as written"
+    );
+    let outputs: Vec<&str> = pairs.iter().map(|p| p.2.as_deref().unwrap_or("")).collect();
+    assert!(outputs[0].starts_with("<returncode>0</returncode>\n<output>\nstats/core.py:4"));
+    assert!(outputs[2].starts_with("The last command <command>python -m pytest -q tests/"));
+    // v1 writes the submission (the command's output less its first line) as the last message.
+    assert!(outputs[4].starts_with("diff --git a/stats/core.py"));
+    assert_eq!(t.unanswered_calls().count(), 0);
+    let format_error = t
+        .chunks
+        .iter()
+        .find(|c| {
+            c.content
+                .starts_with("Please always provide EXACTLY ONE action")
+        })
+        .expect("the format error");
+    assert_eq!(format_error.category, Category::User);
+    let two_blocks = t
+        .chunks
+        .iter()
+        .find(|c| c.content.contains("Then:"))
+        .expect("message 4");
+    assert_eq!(two_blocks.category, Category::Assistant);
+    // Text after the block stays the assistant's text, after the action.
+    let after = t
+        .chunks
+        .iter()
+        .find(|c| c.content.starts_with("The suite is small"));
+    assert_eq!(
+        after.map(|c| (c.category, c.key.as_str())),
+        Some((Category::Assistant, "m8.2"))
+    );
+
+    let raw = source("mini-swe-agent", "v1-text-format-error-timeout.traj.json");
+    let messages: Vec<&Value> = raw["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .collect();
+    assert_counts_as_whole(t, &messages);
+}
+
+#[test]
+fn mini_swe_agent_v2_text_outputs_are_the_ones_it_marked() {
+    let r = fixture("mini-swe-agent", "v2-text.traj.json");
+    assert_eq!(r.warning_count, 0, "{:?}", r.warnings);
+    let t = &r.traces[0];
+    let pairs = text_pairs(t);
+    let ids: Vec<&str> = pairs.iter().map(|p| p.0.as_str()).collect();
+    assert_eq!(
+        ids,
+        ["action-2", "action-5", "action-7", "action-9", "action-11"]
+    );
+    assert_eq!(pairs[1].1, "```mswea_bash_command\ncat text/slug.py\n```");
+    // The timeout is the command's output (`<exception>`, returncode -1).
+    assert!(pairs[2]
+        .2
+        .as_deref()
+        .is_some_and(|o| o.starts_with("<exception>")));
+    // The submit command's output ended the run (`role: "exit"`, never sent): no result.
+    assert_eq!(pairs[4].2, None);
+    assert_eq!(t.unanswered_calls().count(), 1);
+    // The format error (`extra.interrupt_type`) stays the user message it is.
+    let format_error = t
+        .chunks
+        .iter()
+        .find(|c| c.content.starts_with("Please always"));
+    assert_eq!(format_error.map(|c| c.category), Some(Category::User));
+
+    let raw = source("mini-swe-agent", "v2-text.traj.json");
+    let messages: Vec<&Value> = raw["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .collect();
+    assert_counts_as_whole(t, &messages);
+    // The v1 fixture from before this import split actions: every call still counts as whole.
+    let v1 = fixture("mini-swe-agent", "v1-text.traj.json");
+    assert_eq!(text_pairs(&v1.traces[0]).len(), 3);
+    let raw = source("mini-swe-agent", "v1-text.traj.json");
+    let messages: Vec<&Value> = raw["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .collect();
+    assert_counts_as_whole(&v1.traces[0], &messages);
+}
+
+#[test]
+fn swe_agent_thought_action_history_pairs_each_action_with_its_observation() {
+    // SWE-agent 0.x: the demonstration's block is prompt text; the run's own steps are actions.
+    let r = fixture("swe-agent", "history-only.traj");
+    let t = &r.traces[0];
+    let pairs = text_pairs(t);
+    assert_eq!(pairs.len(), 2);
+    assert_eq!(pairs[0].1, "```\nopen calc.py\n```");
+    assert!(pairs[0]
+        .2
+        .as_deref()
+        .is_some_and(|o| o.starts_with("[File: /repo/calc.py")));
+    assert_eq!(
+        pairs[1],
+        ("action-1".into(), "```\nsubmit\n```".into(), None)
+    );
+    assert_eq!(t.chunk(t.calls[0].input[2]).category, Category::Assistant);
+    let raw = source("swe-agent", "history-only.traj");
+    let history: Vec<&Value> = raw["history"].as_array().expect("history").iter().collect();
+    assert_counts_as_whole(t, &history);
+}
+
+#[test]
+fn swe_agent_thought_action_queries_keep_one_result_per_action() {
+    // SWE-agent 1.x without function calling, each step's query recorded; the history
+    // processor elided the first output in the third query.
+    let r = fixture("swe-agent", "thought-action-queries.traj");
+    assert_eq!(r.warning_count, 0, "{:?}", r.warnings);
+    let t = &r.traces[0];
+    let pairs = text_pairs(t);
+    let ids: Vec<&str> = pairs.iter().map(|p| p.0.as_str()).collect();
+    assert_eq!(ids, ["action-0", "action-1", "action-2"]);
+    assert!(pairs[0]
+        .2
+        .as_deref()
+        .is_some_and(|o| o.starts_with("OBSERVATION:\ndef add")));
+    // No query sent the submit's output.
+    assert_eq!(pairs[2].2, None);
+    assert_eq!(t.orphan_results().count(), 0);
+    // The elided output is resent as the user message it is; the call it answers is resent too.
+    let third = &t.calls[2].input;
+    let elided = third
+        .iter()
+        .map(|&i| t.chunk(i))
+        .find(|c| c.content.starts_with("Old environment output"))
+        .expect("the elided output");
+    assert_eq!(elided.category, Category::User);
+    let first_call = t.tool_pairs[0].call.expect("call");
+    assert!(third.contains(&first_call));
+
+    let raw = source("swe-agent", "thought-action-queries.traj");
+    let counter = TokenCounter::for_model(t.main_model());
+    let steps = raw["trajectory"].as_array().expect("steps");
+    let replies = raw["history"].as_array().expect("history").iter();
+    let replies = replies.filter(|m| m["role"] == "assistant");
+    for ((step, reply), call) in steps.iter().zip(replies).zip(&t.calls) {
+        let query = step["query"].as_array().expect("query");
+        let input: u64 = query.iter().map(|m| whole(&counter, m)).sum();
+        assert_eq!(counted(t, &call.input), input, "call {}", call.index);
+        assert_eq!(counted(t, &call.output), whole(&counter, reply));
+    }
+}
+
+#[test]
+fn text_format_runs_replay_at_a_budget_above_them_untouched() {
+    let prices = PriceTable::builtin();
+    let window = PolicyConfig::builtin("window").expect("built-in");
+    for (format, name) in [
+        ("mini-swe-agent", "v1-text.traj.json"),
+        ("mini-swe-agent", "v1-text-format-error-timeout.traj.json"),
+        ("mini-swe-agent", "v2-text.traj.json"),
+        ("swe-agent", "history-only.traj"),
+        ("swe-agent", "thought-action-queries.traj"),
+    ] {
+        let r = fixture(format, name);
+        let report = simulate(&r.traces, &window, 1_000_000, &prices).expect("simulates");
+        let totals = &report.totals;
+        assert_eq!((totals.saved_tokens, totals.violations), (0, 0), "{name}");
+    }
+}
+
+#[test]
+fn mini_swe_agent_tool_calling_runs_have_no_text_actions() {
+    // The real runs (gzipped, tool-calling format) import as they did before actions written
+    // in text were split out: their calls are the native ones, and every output pairs with one.
+    let dir = root().join("../shared/data/traces/mini-swe-agent-deepseek");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e} (the real data sits at ../shared)", dir.display()))
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    files.sort();
+    assert!(files.len() >= 90, "{} files", files.len());
+    for path in files {
+        let r = import_path(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        for t in &r.traces {
+            assert!(
+                t.chunks
+                    .iter()
+                    .all(|c| c.meta.kind.as_deref() != Some(TEXT_ACTION_KIND)),
+                "{}",
+                t.id
+            );
+            assert!(t.tool_pairs.iter().all(|p| !p.id.starts_with("action-")));
+            let tool_messages = t
+                .chunks
+                .iter()
+                .filter(|c| c.meta.role.as_deref() == Some("tool"));
+            let results = t
+                .chunks
+                .iter()
+                .filter(|c| c.category == Category::ToolResult);
+            assert_eq!(tool_messages.count(), results.count(), "{}", t.id);
+        }
+    }
 }

@@ -1,5 +1,5 @@
-//! The real data in `../shared/data` (never copied into the repository): tau-bench trajectories and
-//! LoCoMo conversations. Also a 50 MB file of garbage.
+//! The real data in `../shared/data` (never copied into the repository): tau-bench trajectories,
+//! LoCoMo conversations and gzipped mini-swe-agent runs. Also a 50 MB file of garbage.
 
 use crate::{import_path, root};
 use memlens_core::tokens::{TokenCounter, REPLY_PRIMING_TOKENS};
@@ -107,6 +107,28 @@ fn locomo_imports_10_conversations_with_their_probes() {
     )
     .expect("native");
     assert_eq!(back.traces, r.traces);
+}
+
+/// Archived logs open as they are: 99 gzipped mini-swe-agent runs (`*.traj.json.gz`), each one
+/// trace, read through `import`'s own decompression (the npm and Python path; the CLI's folder
+/// walk over the same set is in crates/memlens-cli/tests/gzip.rs).
+#[test]
+fn mini_swe_agent_gzipped_runs_import_as_99_traces() {
+    let dir = shared("traces/mini-swe-agent-deepseek");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("readable")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.to_string_lossy().ends_with(".traj.json.gz"))
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 99);
+    for file in &files {
+        let r = import_path(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        assert_eq!(r.format, "mini-swe-agent", "{}", file.display());
+        assert_eq!(r.traces.len(), 1, "{}", file.display());
+        assert!(r.traces[0].calls.len() > 1, "{}", file.display());
+    }
 }
 
 #[test]

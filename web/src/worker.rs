@@ -18,6 +18,8 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 
+mod gunzip;
+
 #[derive(Default)]
 struct State {
     /// The traces of an import (empty while a file is followed incrementally).
@@ -167,7 +169,7 @@ pub fn run() {
             .unwrap_or_default();
         let payload = js_sys::Reflect::get(&data, &"payload".into()).unwrap_or(JsValue::UNDEFINED);
         match serde_json::from_str::<Request>(&json) {
-            Ok(request) => handle(&reply_to, request, payload),
+            Ok(request) => gunzip::dispatch(&reply_to, request, payload),
             Err(e) => post(
                 &reply_to,
                 &Response::Error {
@@ -421,31 +423,25 @@ fn answer(
                     items.length()
                 ));
             }
-            let mut contents = Vec::with_capacity(names.len());
-            for (i, name) in names.iter().enumerate() {
-                progress(
-                    scope,
-                    &format!("reading {name}"),
-                    (5 + 20 * i / names.len()) as u32,
-                    0,
-                );
-                contents
-                    .push(payload_bytes(&items.get(i as u32)).map_err(|e| format!("{name}: {e}"))?);
-            }
-            let size: u64 = contents.iter().map(|b| b.len() as u64).sum();
+            let gunzip::SetRead {
+                files: contents,
+                failed,
+            } = gunzip::read_set(scope, &names, &items)?;
+            let size: u64 = contents.iter().map(|(_, b)| b.len() as u64).sum();
             progress(scope, "parsing and counting tokens", 25, size);
-            let files: Vec<FileInput<'_>> = names
+            let files: Vec<FileInput<'_>> = contents
                 .iter()
-                .zip(&contents)
                 .map(|(name, bytes)| FileInput { name, bytes })
                 .collect();
             let options = ImportOptions {
                 format: None,
                 model: model.clone(),
             };
-            let results = import_many(&files, &options);
+            let mut results = import_many(&files, &options);
             drop(files);
             drop(contents);
+            // Gzipped files that did not decompress: not loaded, like those that did not import.
+            results.extend(failed.into_iter().map(Err));
             let result = merge_imports(results)?;
             let label = if names.len() == 1 {
                 names[0].clone()

@@ -26,10 +26,12 @@ mod columns;
 mod fit;
 mod fmt;
 mod human;
+mod input;
 mod out;
 mod report;
 mod sim;
 
+pub(crate) use input::{import_files, read, ImportedFiles};
 use out::outln;
 
 #[derive(Parser)]
@@ -369,159 +371,6 @@ pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> 
         let _ = std::fs::remove_file(&tmp);
         format!("{}: {e}", path.display())
     })
-}
-
-/// Reads an input file, refusing one larger than the machine can hold (see [`max_input_bytes`])
-/// with a message instead of running out of memory.
-pub(crate) fn read(path: &Path) -> Result<Vec<u8>, String> {
-    let size = std::fs::metadata(path)
-        .map_err(|e| format!("{}: {e}", path.display()))?
-        .len();
-    let (limit, why) = max_input_bytes();
-    if size > limit {
-        return Err(format!(
-            "{}: {} MB is more than this machine can hold to analyze ({} MB: {why}); \
-             set MEMLENS_MAX_INPUT_BYTES to try anyway, or split the file",
-            path.display(),
-            size.div_ceil(1 << 20),
-            limit / (1 << 20),
-        ));
-    }
-    std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))
-}
-
-/// The largest input file read, in bytes, and why. Importing takes about three times the file's
-/// size in memory (measured: 36 MB of tau-bench JSON peaks at 101 MB over the tokenizer's 58 MB,
-/// RELIABILITY.md), so the limit is a third of the memory available when the first file is
-/// read (`MemAvailable` in `/proc/meminfo`), 4 GiB where that is not known, or
-/// `MEMLENS_MAX_INPUT_BYTES`. Found once per run: a folder of many files reads it once.
-fn max_input_bytes() -> (u64, &'static str) {
-    static LIMIT: std::sync::OnceLock<(u64, &'static str)> = std::sync::OnceLock::new();
-    *LIMIT.get_or_init(find_max_input_bytes)
-}
-
-fn find_max_input_bytes() -> (u64, &'static str) {
-    if let Some(n) = std::env::var("MEMLENS_MAX_INPUT_BYTES")
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok())
-    {
-        return (n, "MEMLENS_MAX_INPUT_BYTES");
-    }
-    let available_kb = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
-        m.lines()
-            .find_map(|l| l.strip_prefix("MemAvailable:"))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-    });
-    match available_kb {
-        Some(kb) => (
-            kb.saturating_mul(1024) / 3,
-            "a third of the memory available, since importing takes about three times the file",
-        ),
-        None => (4 << 30, "the default where the available memory is unknown"),
-    }
-}
-
-/// File extensions read from a directory (a file named on the command line is always read).
-const TRACE_EXTENSIONS: [&str; 4] = ["json", "jsonl", "ndjson", "traj"];
-
-/// The files named, with each directory replaced by the trace files under it (recursively, in
-/// path order, hidden entries skipped): a Claude Code project folder gives every session and
-/// its subagents' files.
-pub(crate) fn expand_paths(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
-    let mut out = Vec::new();
-    for path in paths {
-        if path.is_dir() {
-            let before = out.len();
-            walk(path, &mut out)?;
-            if out.len() == before {
-                return Err(format!(
-                    "{}: no trace files (.{}) in this directory",
-                    path.display(),
-                    TRACE_EXTENSIONS.join(", .")
-                ));
-            }
-        } else {
-            out.push(path.clone());
-        }
-    }
-    Ok(out)
-}
-
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
-    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let mut paths: Vec<PathBuf> = entries
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| !n.starts_with('.'))
-        })
-        .collect();
-    // Each session just before its own folder (`<uuid>.jsonl`, then `<uuid>/subagents/`): a
-    // directory sorts by its name and a slash, as the web app orders a dropped folder's paths.
-    paths.sort_by_cached_key(|p| {
-        let mut key = p
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        if p.is_dir() {
-            key.push('/');
-        }
-        key
-    });
-    for path in paths {
-        if path.is_dir() {
-            walk(&path, out)?;
-        } else if is_trace_file(&path) {
-            out.push(path);
-        }
-    }
-    Ok(())
-}
-
-/// Whether a file found in a folder is read as a trace: by its extension, less the sidecars
-/// agents write beside their transcripts (Claude Code's `agent-<id>.meta.json`: the subagent's
-/// type and description, not a conversation).
-fn is_trace_file(path: &Path) -> bool {
-    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
-        return false;
-    };
-    let name = name.to_ascii_lowercase();
-    !name.ends_with(".meta.json")
-        && name
-            .rsplit_once('.')
-            .is_some_and(|(_, ext)| TRACE_EXTENSIONS.contains(&ext))
-}
-
-/// What [`import_files`] read: each file's import by name, and the files that failed.
-pub(crate) struct ImportedFiles {
-    pub imports: Vec<(String, Import)>,
-    pub errors: Vec<String>,
-}
-
-/// Reads and imports files one at a time (each file's bytes are dropped once imported), then
-/// links traces across them (a subagent's trace to the call of its parent session that started
-/// it). Per-file errors are returned beside the imports.
-pub(crate) fn import_files(
-    paths: &[PathBuf],
-    options: &ImportOptions,
-) -> Result<ImportedFiles, String> {
-    let mut imports: Vec<(String, Import)> = Vec::new();
-    let mut errors = Vec::new();
-    for path in expand_paths(paths)? {
-        let name = path.display().to_string();
-        match read(&path).and_then(|b| import(&name, &b, options).map_err(|e| e.to_string())) {
-            Ok(result) => imports.push((name, result)),
-            Err(e) => errors.push(e),
-        }
-    }
-    let mut traces: Vec<&mut Trace> = imports
-        .iter_mut()
-        .flat_map(|(_, i)| i.traces.iter_mut())
-        .collect();
-    memlens_import::link_traces(&mut traces);
-    Ok(ImportedFiles { imports, errors })
 }
 
 fn run(command: Command) -> Result<ExitCode, String> {

@@ -185,6 +185,11 @@ impl Chunk {
 /// [`ChunkMeta::kind`] of the chunk holding a request's tool definitions.
 pub const TOOL_DEFINITIONS_KIND: &str = "tool_definitions";
 
+/// [`ChunkMeta::kind`] of a [`Category::ToolCall`] chunk that is an action the model wrote in
+/// its message text (a fenced shell block a text-based scaffold parses and runs), not a native
+/// tool call: it is part of the text the model sent, so it carries no tool-call framing.
+pub const TEXT_ACTION_KIND: &str = "text_action";
+
 /// Token usage a provider reported for one call. `input_tokens` includes cached tokens (the
 /// OpenAI convention); importers of formats that report them apart (Anthropic) add them up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]

@@ -9,9 +9,10 @@
 //! gpt-3.5; any model tiktoken-rs does not know (Claude, Gemini, Llama, ...) is counted with o200k and
 //! the count is marked estimated. Framing follows OpenAI's cookbook (as tiktoken-rs'
 //! `num_tokens_from_messages` does): 3 tokens per message plus the role, 1 plus the name when a
-//! message has one, 1 plus the tool name per tool call, and 3 tokens priming every reply.
+//! message has one, 1 plus the tool name per native tool call (not an action written in the text),
+//! and 3 tokens priming every reply.
 
-use crate::model::{Category, Chunk, Trace};
+use crate::model::{Category, Chunk, Trace, TEXT_ACTION_KIND};
 use serde::{Deserialize, Serialize};
 use std::sync::OnceLock;
 use tiktoken_rs::tokenizer::{get_tokenizer, Tokenizer};
@@ -241,7 +242,10 @@ pub fn count_chunk_with(chunk: &mut Chunk, count: &mut dyn FnMut(&str) -> u32) {
             }
         }
     }
-    if chunk.category == Category::ToolCall {
+    // An action written in the assistant's text (a text-based scaffold's fenced command) was sent
+    // as text: only native tool calls carry the provider's tool-call syntax.
+    if chunk.category == Category::ToolCall && chunk.meta.kind.as_deref() != Some(TEXT_ACTION_KIND)
+    {
         framing += TOKENS_PER_TOOL_CALL;
         framing += count(chunk.meta.tool_name.as_deref().unwrap_or(""));
     }
@@ -314,6 +318,30 @@ mod tests {
         assert!(o200k.count("<|endoftext|>") > 1);
         let cl100k = TokenCounter::for_model(Some("gpt-4"));
         assert_eq!(cl100k.count("hello world"), 2);
+    }
+
+    #[test]
+    fn text_actions_count_as_the_text_they_were() {
+        let o200k = TokenCounter::for_model(Some("gpt-4o"));
+        let mut chunk = Chunk {
+            id: crate::model::ChunkId(0),
+            key: "m2.1".into(),
+            category: Category::ToolCall,
+            content: "```bash\ncat calc.py\n```".into(),
+            starts_message: false,
+            content_tokens: 0,
+            tokens: 0,
+            meta: crate::model::ChunkMeta {
+                tool_name: Some("bash".into()),
+                ..Default::default()
+            },
+        };
+        count_chunk(&mut chunk, &o200k);
+        let native = chunk.tokens;
+        assert_eq!(native, chunk.content_tokens + TOKENS_PER_TOOL_CALL + 1);
+        chunk.meta.kind = Some(TEXT_ACTION_KIND.into());
+        count_chunk(&mut chunk, &o200k);
+        assert_eq!(chunk.tokens, chunk.content_tokens);
     }
 
     fn reference(encoding: Encoding, text: &str) -> u32 {

@@ -42,6 +42,27 @@ pub enum ImportError {
         /// The known names.
         known: String,
     },
+    /// A gzipped file that cannot be decompressed (corrupt, truncated, or a build without the
+    /// `gzip` feature).
+    #[error("{file}: {message}")]
+    Compressed {
+        /// File name.
+        file: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// A gzipped file that decompresses to more than the limit ([`crate::gzip::limit`]).
+    #[error(
+        "{file}: decompresses to more than {} MB, the most read into memory at once (importing \
+         takes about three times the trace): split the trace, or read it where more memory is free",
+        .limit.div_ceil(1 << 20)
+    )]
+    TooLarge {
+        /// File name.
+        file: String,
+        /// The limit, in decompressed bytes.
+        limit: u64,
+    },
     /// The format was recognized but the content is unusable.
     #[error("{file}: {location}: {message}")]
     Invalid {

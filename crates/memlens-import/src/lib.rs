@@ -26,6 +26,7 @@ pub mod document;
 mod error;
 pub mod follow;
 mod gemini;
+pub mod gzip;
 mod json;
 mod langfuse;
 mod langsmith;
@@ -236,9 +237,11 @@ const EXPECTED: &str = "OpenAI or Anthropic messages or request/response logs, O
 SWE-agent or mini-swe-agent trajectory, an ATIF trajectory (Harbor), a Langfuse or LangSmith \
 export, a tau-bench trajectory, a LoCoMo conversation, or MemLens JSON Lines";
 
-/// Imports a trace file: decode, parse, sniff (or `options.format`), import, count tokens.
+/// Imports a trace file: decompress (gzip, up to [`gzip::limit`]), decode, parse, sniff (or
+/// `options.format`), import, count tokens.
 pub fn import(file: &str, bytes: &[u8], options: &ImportOptions) -> Result<Import, ImportError> {
-    let (text, bad_utf8) = document::decode(bytes);
+    let bytes = gzip::decompress(file, bytes, gzip::limit())?;
+    let (text, bad_utf8) = document::decode(&bytes);
     let doc = document::parse(file, &text)?;
     let mut cx = Context::new(file);
     if let Some(offset) = bad_utf8 {

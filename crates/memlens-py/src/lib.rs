@@ -361,7 +361,7 @@ fn imported_json<T: Serialize>(result: &memlens_import::Import, traces: &T) -> P
     })
 }
 
-/// Imports a trace file's bytes (`name` is what errors call it): JSON text of
+/// Imports a trace file's bytes, gzipped or not (`name` is what errors call it): JSON text of
 /// `{format, traces, warnings, warning_count}`.
 #[pyfunction]
 #[pyo3(signature = (data, name, format=None, model=None))]
@@ -497,6 +497,14 @@ fn tables_ipc<'py>(
 /// The native module `memlens._memlens`.
 #[pymodule]
 fn _memlens(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // Gzipped traces decompress within the CLI's limit for files (a third of the memory
+    // available, or MEMLENS_MAX_INPUT_BYTES), not the library's fixed default: a gzip bomb is
+    // refused before it takes the machine.
+    let (limit, _) = memlens_import::gzip::limit_for_memory(
+        std::env::var("MEMLENS_MAX_INPUT_BYTES").ok().as_deref(),
+        std::fs::read_to_string("/proc/meminfo").ok().as_deref(),
+    );
+    memlens_import::gzip::set_limit(limit);
     m.add_class::<RawPool>()?;
     m.add_function(wrap_pyfunction!(count_tokens, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_policies, m)?)?;

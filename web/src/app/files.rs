@@ -1,8 +1,9 @@
 //! Several files at once: a multi-file *Open…*, *Folder…* (a `webkitdirectory` input) and a
 //! dropped folder, which the browser only exposes through the File System entries API (walked
 //! by a small script: its callbacks do not map well onto `web-sys`). A folder gives the trace
-//! files under it, as the CLI reads a directory: `.json`, `.jsonl`, `.ndjson`, `.traj`, hidden
-//! entries skipped, in path order.
+//! files under it, as the CLI reads a directory: `.json`, `.jsonl`, `.ndjson`, `.traj`, each
+//! gzipped too (`.json.gz`: the worker has the browser decompress it), hidden entries skipped, in
+//! path order.
 
 use super::Ctx;
 use leptos::prelude::*;
@@ -18,17 +19,21 @@ extern "C" {
     fn memlens_dropped(transfer: &web_sys::DataTransfer) -> js_sys::Promise;
 }
 
-/// File extensions taken from a folder (a file chosen on its own is always read).
+/// File extensions taken from a folder, each also gzipped (a file chosen on its own is always
+/// read).
 const TRACE_EXTENSIONS: [&str; 4] = ["json", "jsonl", "ndjson", "traj"];
 
-/// Whether a file found in a folder is read: a trace extension, no hidden path segment.
+/// Whether a file found in a folder is read: a trace extension (before a `.gz`), no hidden path
+/// segment.
 pub fn is_trace_path(path: &str) -> bool {
     let hidden = path.split('/').any(|segment| segment.starts_with('.'));
-    let extension = path
+    let lower = path.to_ascii_lowercase();
+    let extension = lower
+        .strip_suffix(".gz")
+        .unwrap_or(&lower)
         .rsplit_once('.')
-        .map(|(_, e)| e.to_ascii_lowercase())
-        .unwrap_or_default();
-    !hidden && TRACE_EXTENSIONS.contains(&extension.as_str())
+        .map_or("", |(_, e)| e);
+    !hidden && TRACE_EXTENSIONS.contains(&extension)
 }
 
 /// Loads the files picked in an input (a folder input gives paths relative to the folder).
@@ -78,7 +83,7 @@ fn load_set(ctx: Ctx, mut files: Vec<(String, web_sys::File)>, from_folder: bool
         files.retain(|(path, _)| is_trace_path(path));
         if files.is_empty() {
             ctx.error.set(Some(format!(
-                "No trace files (.{}) in the dropped folder",
+                "No trace files (.{}, gzipped or not) in the dropped folder",
                 TRACE_EXTENSIONS.join(", .")
             )));
             return;

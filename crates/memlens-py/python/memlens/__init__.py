@@ -89,7 +89,8 @@ def import_trace(
     model: Optional[str] = None,
     name: Optional[str] = None,
 ) -> Dict[str, Any]:
-    """Imports a trace file (path or bytes): ``{format, traces, warnings, warning_count}``."""
+    """Imports a trace file (path or bytes; gzipped too, as ``x.traj.json.gz``): ``{format,
+    traces, warnings, warning_count}``."""
     raw, name = _read(data, name)
     return json.loads(_memlens.import_trace(raw, name, format, model))
 

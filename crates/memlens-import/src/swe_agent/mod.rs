@@ -24,31 +24,37 @@
 //! `demonstration` and are never calls. `model_stats` are run totals that cannot be split per call:
 //! they become trace attributes.
 //!
-//! **mini-swe-agent `.traj.json`** (github.com/SWE-agent/mini-swe-agent,
-//! `src/minisweagent/run/utils/save.py`, `save_traj`): `{"info": {"exit_status", "submission",
-//! "model_stats": {"instance_cost", "api_calls"}, "config", "mini_version"}, "messages": [...],
-//! "trajectory_format": "mini-swe-agent-1"}` (`-1.1` since v2). The history is linear and never
-//! rewritten: every assistant message is one call whose input is everything before it; its usage
-//! is the LiteLLM response kept in `extra.response`. Messages follow the OpenAI chat format
-//! (`tool_calls` and `role: "tool"` with tool-calling models); the final `role: "exit"` message is
-//! never sent to a model and is left out. With tool calls, the tool definitions sent with every
-//! request are not in the file: the attribute `unrecorded` says so.
+//! **Without function calling** (SWE-agent 0.x, and 1.x with a `thought_action` or XML parser)
+//! the model writes its command in its reply (the last ```` ``` ```` block, or `<command>`
+//! tags) and the output comes back as a `user` message. The history says which is which: an
+//! assistant item with an `action` and no `tool_calls` (`message_type: "action"` in 1.x) issued
+//! that action; the user item right after it (`message_type: "observation"` in 1.x; 0.x appends
+//! nothing else there: its format-error requeries are never written to the history) is its
+//! output. The block becomes a tool call `action-<step>` (the step's index in `trajectory`,
+//! which the queries resend under the same id) and the output its result
+//! ([`text_actions`]). Demonstrations are prompt text, not actions of the run: they stay as
+//! they are. A query whose history processor rewrote an old output (`Old environment output:
+//! (N lines omitted)`) resends it as a user message: the pair keeps the output as first sent.
+//!
+//! mini-swe-agent: [`mini`].
+
+mod mini;
+mod text_actions;
+
+pub use mini::MiniSweAgent;
 
 use crate::document::Document;
 use crate::error::{ImportError, Location};
-use crate::json::{array_at, scalar_text, str_at, type_name};
+use crate::json::{array_at, scalar_text, str_at};
 use crate::openai::parse_message;
-use crate::openhands::litellm_usage;
 use crate::{Context, Importer};
 use memlens_core::builder::{CallInfo, Message, Part, Role, TraceBuilder};
 use memlens_core::{Category, SourcePos, Trace};
 use serde_json::Value;
+use text_actions::{Action, Linked, Said};
 
 /// The SWE-agent `.traj` importer.
 pub struct SweAgent;
-
-/// The mini-swe-agent `.traj.json` importer.
-pub struct MiniSweAgent;
 
 const STEP_KEYS: [&str; 4] = ["action", "observation", "response", "thought"];
 
@@ -82,12 +88,6 @@ fn is_swe_history(v: &Value, history: &[Value]) -> bool {
         || str_at(v, "environment").is_some()
         || v.get("replay_config").is_some_and(|c| !c.is_null())
         || history.iter().take(4).any(tagged)
-}
-
-fn is_mini(v: &Value) -> bool {
-    array_at(v, "messages").is_some()
-        && (str_at(v, "trajectory_format").is_some_and(|f| f.starts_with("mini-swe-agent"))
-            || v.get("info").and_then(|i| i.get("mini_version")).is_some())
 }
 
 impl Importer for SweAgent {
@@ -169,29 +169,137 @@ fn swe_agent_trace(record: &Value, n: usize, location: Location, cx: &mut Contex
     if steps.iter().any(|s| query_of(s).is_some()) {
         push_queried_steps(&mut b, steps, history, model, location, cx);
     } else if !history.is_empty() {
-        for (i, item) in history.iter().enumerate() {
-            if let Some(message) = swe_message(item, i, location, cx) {
-                b.push_message(message, None);
-            }
-        }
+        let linked = linked_messages(history, 0, location, cx);
+        text_actions::push_all(&mut b, linked, |_| None);
         push_steps_missing_from_history(&mut b, steps, history, location, cx);
         b.reconstruct_calls();
     } else {
         cx.warn(location, "no \"history\" and no step \"query\": calls rebuilt from the steps' responses and observations");
-        for step in steps {
-            let response = str_at(step, "response").or_else(|| str_at(step, "thought"));
-            b.push_message(
-                Message::text("assistant", response.unwrap_or_default()),
-                None,
-            );
-            b.push_message(
-                Message::text("user", str_at(step, "observation").unwrap_or_default()),
-                None,
-            );
+        let mut messages = Vec::with_capacity(steps.len() * 2);
+        let mut said = Vec::with_capacity(steps.len() * 2);
+        for (i, step) in steps.iter().enumerate() {
+            let response = str_at(step, "response")
+                .or_else(|| str_at(step, "thought"))
+                .unwrap_or_default();
+            let at = str_at(step, "action")
+                .and_then(|action| text_actions::locate(response, action))
+                .map(|(start, end)| Action {
+                    part: 0,
+                    start,
+                    end,
+                });
+            said.push(at.map_or(Said::Other, |at| Said::Action(format!("action-{i}"), at)));
+            messages.push(Message::text("assistant", response));
+            said.push(Said::Observation);
+            messages.push(Message::text(
+                "user",
+                str_at(step, "observation").unwrap_or_default(),
+            ));
         }
+        text_actions::push_all(&mut b, text_actions::link(messages, &said), |_| None);
         b.reconstruct_calls();
     }
     cx.finish(b, location)
+}
+
+/// An assistant item that is one of the run's steps: not a demonstration, nor the rejected
+/// reply a format-error requery resends (`message_type: "assistant"`).
+fn is_step(m: &Value) -> bool {
+    str_at(m, "role") == Some("assistant")
+        && !is_demo(m)
+        && match str_at(m, "message_type") {
+            Some(kind) => kind == "action",
+            None => m.get("action").is_some(),
+        }
+}
+
+/// A user item with an environment's output: an observation (1.x marks it; 0.x marks nothing,
+/// and writes no user item but the task and the observations).
+fn is_observation(m: &Value) -> bool {
+    str_at(m, "role") == Some("user")
+        && !is_demo(m)
+        && str_at(m, "message_type").is_none_or(|kind| kind == "observation")
+}
+
+/// Where the action a step wrote in its text sits (the last text part holding it); `None` for
+/// a native tool call, or an action its text does not show.
+fn text_action_of(m: &Value, message: &Message) -> Option<Action> {
+    if array_at(m, "tool_calls").is_some_and(|c| !c.is_empty()) {
+        return None;
+    }
+    let action = str_at(m, "action")?;
+    message
+        .parts
+        .iter()
+        .enumerate()
+        .rev()
+        .find_map(|(part, p)| match p {
+            Part::Text(text) => {
+                text_actions::locate(text, action).map(|(start, end)| Action { part, start, end })
+            }
+            _ => None,
+        })
+}
+
+/// Parses items (history or a query) and links their text actions with their outputs; the
+/// first step among them is step `first_step` of the run (its action is `action-<step>`).
+fn linked_messages(
+    items: &[Value],
+    first_step: usize,
+    location: Location,
+    cx: &mut Context<'_>,
+) -> Vec<Linked> {
+    let mut step = first_step;
+    let mut messages = Vec::with_capacity(items.len());
+    let mut said = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let Some(message) = swe_message(item, i, location, cx) else {
+            continue;
+        };
+        said.push(if is_step(item) {
+            step += 1;
+            text_action_of(item, &message).map_or(Said::Other, |at| {
+                Said::Action(format!("action-{}", step - 1), at)
+            })
+        } else if is_observation(item) {
+            Said::Observation
+        } else {
+            Said::Other
+        });
+        messages.push(message);
+    }
+    text_actions::link(messages, &said)
+}
+
+/// Interns a query's messages as [`TraceBuilder::intern_messages`] does, marking text actions.
+fn intern_linked(b: &mut TraceBuilder, linked: &[Linked]) -> Vec<memlens_core::ChunkId> {
+    let mut occurrences: std::collections::HashMap<u64, usize> = Default::default();
+    let mut input = Vec::new();
+    for l in linked {
+        let n = occurrences.entry(l.message.identity_hash()).or_insert(0);
+        let ids = b.intern_message(&l.message, *n);
+        text_actions::mark(b, l.text_action, &ids);
+        input.extend(ids);
+        *n += 1;
+    }
+    input
+}
+
+/// An output whose action already has a result of other text: a history processor rewrote it
+/// for this query (`Old environment output: (N lines omitted)`). It is sent as the user message
+/// it is; the pair keeps the output as first sent (one result per call).
+fn demote_rewritten_outputs(b: &TraceBuilder, linked: &mut [Linked]) {
+    for l in linked.iter_mut().filter(|l| l.text_result) {
+        let Some(Part::ToolResult { id, content, .. }) = l.message.parts.first() else {
+            continue;
+        };
+        let first = b.trace().tool_pairs.iter().find(|p| &p.id == id);
+        let first = first.and_then(|p| p.result).and_then(|r| b.chunk(r));
+        if first.is_some_and(|c| &c.content != content) {
+            l.message.parts = vec![Part::Text(content.clone())];
+            l.text_result = false;
+        }
+    }
 }
 
 /// `replay_config`: an object, or (older files) its JSON text.
@@ -244,21 +352,26 @@ fn push_queried_steps(
             unqueried += 1;
             continue;
         };
-        let input: Vec<Message> = query
-            .iter()
-            .enumerate()
-            .filter_map(|(j, m)| swe_message(m, j, location, cx))
-            .collect();
-        let output = found.and_then(|m| swe_message(m, i, location, cx)).unwrap_or_else(|| {
-            cx.warn(location, format!("step {i}: no assistant message for it in \"history\": its output is the step's response"));
-            let text = str_at(step, "response").or_else(|| str_at(step, "thought"));
-            Message::text("assistant", text.unwrap_or_default())
-        });
-        let input_ids = b.intern_messages(&input);
+        let mut input = linked_messages(query, 0, location, cx);
+        demote_rewritten_outputs(b, &mut input);
+        // The query holds every step before this one: this one's action is the next.
+        let ordinal = query.iter().filter(|m| is_step(m)).count();
+        let output = found
+            .and_then(|m| linked_messages(std::slice::from_ref(m), ordinal, location, cx).pop())
+            .unwrap_or_else(|| {
+                cx.warn(location, format!("step {i}: no assistant message for it in \"history\": its output is the step's response"));
+                let text = str_at(step, "response").or_else(|| str_at(step, "thought"));
+                Linked::plain(Message::text("assistant", text.unwrap_or_default()))
+            });
+        let input_ids = intern_linked(b, &input);
         // The response is a new occurrence: the next query resends it.
-        let hash = output.identity_hash();
-        let occurrence = input.iter().filter(|m| m.identity_hash() == hash).count();
-        let output_ids = b.intern_message(&output, occurrence);
+        let hash = output.message.identity_hash();
+        let occurrence = input
+            .iter()
+            .filter(|l| l.message.identity_hash() == hash)
+            .count();
+        let output_ids = b.intern_message(&output.message, occurrence);
+        text_actions::mark(b, output.text_action, &output_ids);
         b.push_call(
             input_ids,
             output_ids,
@@ -408,124 +521,4 @@ fn swe_message(
         }
     }
     Some(message)
-}
-
-impl Importer for MiniSweAgent {
-    fn name(&self) -> &'static str {
-        "mini-swe-agent"
-    }
-
-    fn description(&self) -> &'static str {
-        "mini-swe-agent .traj.json trajectories: linear message history, usage per response"
-    }
-
-    fn sniff(&self, first: &Value) -> bool {
-        is_mini(first)
-    }
-
-    fn import(&self, doc: Document<'_>, cx: &mut Context<'_>) -> Result<Vec<Trace>, ImportError> {
-        let mut traces = Vec::new();
-        for item in doc.into_records() {
-            let Some((location, record)) = cx.accept(item) else {
-                continue;
-            };
-            let Some(messages) = array_at(&record, "messages") else {
-                cx.warn(location, "skipped: record has no \"messages\" list");
-                continue;
-            };
-            let id = ["instance_id", "task_id"]
-                .iter()
-                .find_map(|k| str_at(&record, k))
-                .map_or_else(
-                    || format!("mini-swe-agent-{}", traces.len()),
-                    str::to_string,
-                );
-            let mut b = TraceBuilder::new(id, "mini-swe-agent");
-            let info = record.get("info").unwrap_or(&Value::Null);
-            let model = info
-                .get("config")
-                .and_then(|c| c.get("model"))
-                .and_then(|m| str_at(m, "model_name"))
-                .map(str::to_string);
-            b.set_model(model.clone());
-            let stats = info.get("model_stats").unwrap_or(&Value::Null);
-            for key in ["instance_cost", "api_calls"] {
-                if let Some(v) = stats.get(key).and_then(scalar_text) {
-                    b.attribute(key, v);
-                }
-            }
-            for (key, value) in [
-                ("exit_status", info.get("exit_status")),
-                ("mini_version", info.get("mini_version")),
-                ("trajectory_format", record.get("trajectory_format")),
-            ] {
-                if let Some(v) = value.and_then(scalar_text) {
-                    b.attribute(key, v);
-                }
-            }
-            for (i, m) in messages.iter().enumerate() {
-                push_mini_message(&mut b, m, i, model.as_deref(), location, cx);
-            }
-            if messages
-                .iter()
-                .any(|m| array_at(m, "tool_calls").is_some_and(|c| !c.is_empty()))
-            {
-                b.attribute(
-                    memlens_core::report::UNRECORDED_ATTRIBUTE,
-                    "tool definitions (sent with every request, not written to the trajectory)",
-                );
-            }
-            b.reconstruct_calls();
-            traces.push(cx.finish(b, location));
-        }
-        Ok(traces)
-    }
-}
-
-fn push_mini_message(
-    b: &mut TraceBuilder,
-    m: &Value,
-    index: usize,
-    model: Option<&str>,
-    location: Location,
-    cx: &mut Context<'_>,
-) {
-    if str_at(m, "role") == Some("exit") {
-        return;
-    }
-    let Some(message) = parse_message(m, location, cx) else {
-        cx.warn(
-            location,
-            format!(
-                "message {index} skipped: expected an object with a string \"role\", found {}",
-                crate::json::describe(m)
-            ),
-        );
-        return;
-    };
-    let info = (message.role == Some(Role::Assistant)).then(|| {
-        let extra = m.get("extra").unwrap_or(&Value::Null);
-        let response = extra.get("response").unwrap_or(&Value::Null);
-        let usage = response.get("usage").or_else(|| extra.get("usage"));
-        if let Some(other) = usage.filter(|u| !u.is_object() && !u.is_null()) {
-            cx.warn(
-                location,
-                format!(
-                    "message {index}: \"usage\" is {}, expected an object: ignored",
-                    type_name(other)
-                ),
-            );
-        }
-        CallInfo {
-            model: str_at(response, "model").or(model).map(str::to_string),
-            usage: usage.filter(|u| u.is_object()).map(litellm_usage),
-            ended_at: extra.get("timestamp").and_then(scalar_text),
-            source: Some(SourcePos {
-                line: location.line.unwrap_or(0) as u32,
-                record: location.record.unwrap_or(0) as u32,
-            }),
-            ..CallInfo::default()
-        }
-    });
-    b.push_message(message, info);
 }
