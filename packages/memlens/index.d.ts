@@ -16,7 +16,9 @@ export type PolicyName =
   | "anthropic-clear-tool-uses"
   | "llamaindex-memory"
   | "letta-summarize"
-  | "openai-keep-last-n";
+  | "openai-keep-last-n"
+  | "swe-agent-observation-masking"
+  | "swe-agent-observation-masking-10";
 
 /** What a chunk (one part of a message) is. */
 export type Category =
@@ -37,7 +39,7 @@ export type Policy = PolicyName | string | PolicyObject;
 export interface PolicyObject {
   name?: string;
   strategy?: "keep-all" | "window" | "value" | "oracle" | "langchain-trim" | "anthropic-clear-tool-uses"
-    | "llamaindex-memory" | "letta-summarize" | "openai-keep-last-n";
+    | "llamaindex-memory" | "letta-summarize" | "openai-keep-last-n" | "swe-agent-observation-masking";
   /** Window/value: evict what is worth less than this at every call, also under budget. */
   value_threshold?: number;
   /** The runs the value threshold acts in: "any" (default), "agent" (from the first tool call or result on), "conversation" (until then). */
@@ -56,6 +58,8 @@ export interface PolicyObject {
   quotas_runs?: "any" | "agent" | "conversation";
   /** The runs in which an assistant reply the model has seen goes once every id, number, date or path it holds is also in another chunk still sent (off when unset; "agent" is the usual setting). */
   evict_echoed_replies?: "any" | "agent" | "conversation";
+  /** The share of the budget the context fills before `value_threshold` and `evict_echoed_replies` act (unset: from the first call; the `value` family: 0.25). */
+  act_from?: number;
   /** Value strategy and value quotas give up the lowest value / tokens^e first: 1 (default) value per token, 0 value alone. */
   size_exponent?: number;
   /**
@@ -255,7 +259,8 @@ export interface AnalyzeOptions {
 }
 
 /**
- * Imports a trace file and returns the web app's analysis of each trace, as plain objects
+ * Imports a trace file (its bytes, gzipped or not: `x.traj.json.gz` is read as it is, up to 1 GiB
+ * decompressed) and returns the web app's analysis of each trace, as plain objects
  * (`summary` with `notes` and a subagent's `parent`, `calls`, `chunks`, `compactions` with what
  * each summary kept and lost, ...: the fields of `memlens_core::analysis::Analysis`).
  */

@@ -3,6 +3,7 @@
 
 mod accounting;
 mod cjk;
+mod coding_runs;
 mod diff;
 mod evidence;
 mod fixtures;

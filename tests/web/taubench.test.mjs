@@ -104,7 +104,7 @@ test('tau-bench: picker, numbers, table, detail, simulation', { skip: !existsSyn
   // Every built-in policy side by side.
   await page.click('#run-compare');
   await page.waitForSelector('#compare-table', { timeout: 120000 });
-  assert.equal(await page.locator('#compare-table tbody tr').count(), 12);
+  assert.equal(await page.locator('#compare-table tbody tr').count(), 14);
   await shot(page, 'tau-simulator');
   // Export the policy: a download, not a request.
   const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-policy')]);

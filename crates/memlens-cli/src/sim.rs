@@ -318,8 +318,9 @@ pub fn compare_cmd(
     outln!("{title}: tokens saved against calls with a miss, every policy at every budget");
     outln!("(* on the frontier: no other row saves as much with as few misses)");
     outln!();
+    let w = name_width(&rows);
     outln!(
-        "    {:<26} {:>7} {:>7} {:>9} {:>8}",
+        "    {:<w$} {:>7} {:>7} {:>9} {:>8}",
         "policy",
         "budget",
         "saved",
@@ -329,9 +330,9 @@ pub fn compare_cmd(
     for i in order {
         let r = &rows[i];
         outln!(
-            "  {} {:<26} {:>7} {:>6.1}% {:>8.1}% {:>8}",
+            "  {} {:<w$} {:>7} {:>6.1}% {:>8.1}% {:>8}",
             if on[i] { "*" } else { " " },
-            truncate(&r.policy, 26),
+            r.policy,
             r.budget,
             saved_share(r) * 100.0,
             miss_share(r) * 100.0,
@@ -348,6 +349,14 @@ struct FrontierRow<'a> {
     frontier: bool,
 }
 
+/// The policy column's width: the longest name, whole (names are how rows are told apart), and
+/// at least 26 so short tables keep one shape.
+fn name_width(rows: &[Row]) -> usize {
+    rows.iter()
+        .map(|r| r.policy.chars().count())
+        .fold(26, usize::max)
+}
+
 fn saved_share(r: &Row) -> f64 {
     r.totals.saved_share()
 }
@@ -362,8 +371,9 @@ fn print_rows(json: bool, title: &str, rows: &[Row]) -> Result<(), String> {
     }
     outln!("{title}");
     outln!();
+    let w = name_width(rows);
     outln!(
-        "  {:<26} {:>7} {:>12} {:>7} {:>10} {:>10} {:>7} {:>9} {:>6} {:>5}",
+        "  {:<w$} {:>7} {:>12} {:>7} {:>10} {:>10} {:>7} {:>9} {:>6} {:>5}",
         "policy",
         "budget",
         "sent",
@@ -378,8 +388,8 @@ fn print_rows(json: bool, title: &str, rows: &[Row]) -> Result<(), String> {
     for r in rows {
         let t = &r.totals;
         outln!(
-            "  {:<26} {:>7} {:>12} {:>6.1}% {:>10} {:>10} {:>7} {:>8.1}% {:>6} {:>5}",
-            truncate(&r.policy, 26),
+            "  {:<w$} {:>7} {:>12} {:>6.1}% {:>10} {:>10} {:>7} {:>8.1}% {:>6} {:>5}",
+            r.policy,
             r.budget,
             t.input_tokens,
             pct(t.saved_tokens, t.full_input_tokens),

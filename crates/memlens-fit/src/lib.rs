@@ -536,6 +536,11 @@ pub fn fit(cases: &[&Case], options: &FitOptions, prices: &PriceTable) -> Result
         }
         p
     };
+    // The base evicts echoed replies in this kind of run already (the `value` preset, in agent
+    // runs): every candidate does.
+    let base_echoes = base
+        .evict_echoed_replies
+        .is_some_and(|r| r == runs || r.is_any());
     let replay = |from: WeightsFrom,
                   threshold: Option<f32>,
                   size_exponent: Option<f32>,
@@ -547,6 +552,7 @@ pub fn fit(cases: &[&Case], options: &FitOptions, prices: &PriceTable) -> Result
             WeightsFrom::Fitted => &regression.weights,
             WeightsFrom::Base => &base_config.weights,
         };
+        let echoed_replies = echoed_replies || base_echoes;
         let policy = candidate_policy(
             weights,
             threshold,
@@ -663,8 +669,8 @@ pub fn fit(cases: &[&Case], options: &FitOptions, prices: &PriceTable) -> Result
         }
     }
     // Last, the best so far with the assistant's echoed replies evicted: one more replay, not a
-    // grid dimension (which would double the fit's replays).
-    if options.try_echoed_replies {
+    // grid dimension (which would double the fit's replays); none when the base evicts them.
+    if options.try_echoed_replies && !base_echoes {
         let echoed = replay(
             best.weights,
             best.threshold,
@@ -1331,6 +1337,11 @@ mod tests {
         let refs: Vec<&Case> = cases.iter().collect();
         let options = FitOptions {
             budget: 100_000,
+            // The threshold acts from the first call, under this budget the only rule that does.
+            base: PolicyConfig {
+                act_from: None,
+                ..PolicyConfig::builtin("value").expect("built in")
+            },
             // The quoted code is worth more than the default grid's top (0.6) here.
             thresholds: (1..=19).map(|i| i as f32 * 0.05).collect(),
             size_exponents: vec![],

@@ -9,8 +9,13 @@ use crate::value::{Label, ValueConfig};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+mod builtin;
 mod incumbents;
-pub use incumbents::{AnthropicClearToolUses, LangchainTrim, LettaSummarize, LlamaindexMemory};
+pub use builtin::BUILTIN;
+pub use incumbents::{
+    AnthropicClearToolUses, LangchainTrim, LettaSummarize, LlamaindexMemory,
+    SweAgentObservationMasking,
+};
 
 /// Errors reading a policy.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -71,11 +76,13 @@ pub enum StrategyKind {
     LettaSummarize,
     /// OpenAI Agents SDK session with `keep_last_n` items.
     OpenaiKeepLastN,
+    /// SWE-agent `LastNObservations`: all tool results but the last `n` become a placeholder.
+    SweAgentObservationMasking,
 }
 
 impl StrategyKind {
     /// Every strategy, in the order lists show them.
-    pub const ALL: [StrategyKind; 9] = [
+    pub const ALL: [StrategyKind; 10] = [
         StrategyKind::KeepAll,
         StrategyKind::Window,
         StrategyKind::Value,
@@ -85,6 +92,7 @@ impl StrategyKind {
         StrategyKind::LlamaindexMemory,
         StrategyKind::LettaSummarize,
         StrategyKind::OpenaiKeepLastN,
+        StrategyKind::SweAgentObservationMasking,
     ];
 
     /// The name in policy files (`"value"`, `"langchain-trim"`, ...).
@@ -99,6 +107,7 @@ impl StrategyKind {
             StrategyKind::LlamaindexMemory => "llamaindex-memory",
             StrategyKind::LettaSummarize => "letta-summarize",
             StrategyKind::OpenaiKeepLastN => "openai-keep-last-n",
+            StrategyKind::SweAgentObservationMasking => "swe-agent-observation-masking",
         }
     }
 
@@ -398,6 +407,12 @@ pub struct PolicyConfig {
     /// fitted on).
     #[serde(skip_serializing_if = "RunKind::is_any")]
     pub value_threshold_runs: RunKind,
+    /// The share of the budget the context fills before the rules that act under budget (the
+    /// value threshold, echoed replies) act; unset: from the first call. They act before the
+    /// budget squeezes, yet scale with it: at a budget the whole run fits in this share of,
+    /// nothing is given up.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub act_from: Option<f32>,
     /// The runs in which an assistant reply the model has seen is evicted once every
     /// distinctive token it holds (ids, numbers, dates, paths: what the reference detector
     /// matches) is also in another chunk still sent, in the form it is sent; replies with none
@@ -448,6 +463,9 @@ pub struct PolicyConfig {
     /// `openai-keep-last-n` only: the session items kept (20 when absent).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub keep_last_n: Option<u32>,
+    /// `swe-agent-observation-masking` only: `LastNObservations` parameters (n = 5 when absent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub swe_agent: Option<SweAgentObservationMasking>,
 }
 
 impl Default for PolicyConfig {
@@ -470,6 +488,7 @@ impl Default for PolicyConfig {
             offload: None,
             value_threshold: None,
             value_threshold_runs: RunKind::Any,
+            act_from: None,
             size_exponent: None,
             size_exponent_runs: RunKind::Any,
             cleanup: None,
@@ -482,142 +501,12 @@ impl Default for PolicyConfig {
             llamaindex: None,
             letta: None,
             keep_last_n: None,
+            swe_agent: None,
         }
     }
 }
 
-/// The built-in policy names, usable wherever a policy file is.
-pub const BUILTIN: &[&str] = &[
-    "keep-all",
-    "window",
-    "value",
-    "value-compress",
-    "value-offload",
-    "recall",
-    "oracle",
-    "langchain-trim",
-    "anthropic-clear-tool-uses",
-    "llamaindex-memory",
-    "letta-summarize",
-    "openai-keep-last-n",
-];
-
 impl PolicyConfig {
-    /// The share of the budget a context may fill and still be sent whole: the budget makes
-    /// the policy act, so at a budget the largest call fits in this share of it, it saves
-    /// nothing (what the tests hold every such policy to). 1 for a policy that acts only past
-    /// the budget; LlamaIndex's `chat_history_token_ratio`, a cleanup's trigger or the smallest
-    /// quota when lower. `None` for a policy that gives things up at any budget: the oracle
-    /// (the hindsight bound), a count of items or calls (`openai-keep-last-n`, `max_messages`,
-    /// ages, clearing, per-tool rules), a value threshold, a fixed trigger, lossless JSON
-    /// forms. (LangChain's `start_on="human"` drops a history's leading non-human messages
-    /// even when all fit, faithfully; nothing else of `langchain-trim` acts below the budget.)
-    pub fn untouched_below(&self) -> Option<f64> {
-        let any_budget = matches!(
-            self.strategy,
-            StrategyKind::Oracle | StrategyKind::OpenaiKeepLastN
-        ) || self.max_messages.is_some()
-            || self.max_age_calls.is_some()
-            || self.max_age_seconds.is_some()
-            || self.value_threshold.is_some()
-            || self.evict_echoed_replies.is_some()
-            || self.compress.minify_json
-            || self.compress.toon_json
-            || self.compress.clear_tool_results_after.is_some()
-            || !self.tools.is_empty()
-            || self
-                .anthropic
-                .as_ref()
-                .is_some_and(|a| a.trigger_tokens > 0);
-        if any_budget {
-            return None;
-        }
-        let mut share = 1.0f64;
-        if self.strategy == StrategyKind::LlamaindexMemory {
-            let params = self.llamaindex.clone().unwrap_or_default();
-            if params.token_limit > 0 {
-                return None;
-            }
-            share = share.min(params.chat_history_token_ratio);
-        }
-        if let Some(cleanup) = self.cleanup {
-            share = share.min(f64::from(cleanup.trigger));
-        }
-        for &quota in self.quotas.values() {
-            share = share.min(f64::from(quota));
-        }
-        (share > 0.0).then_some(share)
-    }
-
-    /// A built-in policy by name.
-    pub fn builtin(name: &str) -> Result<PolicyConfig, PolicyError> {
-        let base = PolicyConfig {
-            name: name.to_string(),
-            ..PolicyConfig::default()
-        };
-        let bare = |strategy| PolicyConfig {
-            strategy,
-            // The incumbents protect what they protect themselves; MemLens' rules stay off.
-            protect: Protect {
-                categories: vec![Category::System],
-                patterns: Vec::new(),
-                recent_messages: 0,
-            },
-            ..base.clone()
-        };
-        Ok(match name {
-            "keep-all" => bare(StrategyKind::KeepAll),
-            "window" => bare(StrategyKind::Window),
-            "value" => base,
-            "value-compress" => PolicyConfig {
-                compress: Compress {
-                    minify_json: false,
-                    toon_json: false,
-                    json: Some(JsonCompress::default()),
-                    strip_markup: true,
-                    dedupe: true,
-                    clear_tool_results_after: None,
-                    summary: None,
-                    min_benefit: None,
-                },
-                ..base
-            },
-            "value-offload" => PolicyConfig {
-                offload: Some(Offload::default()),
-                ..base
-            },
-            // For question answering over long memories: most of the budget goes to what the
-            // archive brings back for the current query, the rest to the newest turns.
-            "recall" => PolicyConfig {
-                offload: Some(Offload {
-                    reserve: 0.85,
-                    top_k: 200,
-                }),
-                ..base
-            },
-            "oracle" => bare(StrategyKind::Oracle),
-            "langchain-trim" => bare(StrategyKind::LangchainTrim),
-            "anthropic-clear-tool-uses" => PolicyConfig {
-                // Triggered by the simulated budget rather than the API's 100,000 default, so
-                // that it is compared at the same budget as the others.
-                anthropic: Some(AnthropicClearToolUses {
-                    trigger_tokens: 0,
-                    ..AnthropicClearToolUses::default()
-                }),
-                ..bare(StrategyKind::AnthropicClearToolUses)
-            },
-            "llamaindex-memory" => bare(StrategyKind::LlamaindexMemory),
-            "letta-summarize" => bare(StrategyKind::LettaSummarize),
-            "openai-keep-last-n" => bare(StrategyKind::OpenaiKeepLastN),
-            other => {
-                return Err(PolicyError::Unknown {
-                    name: other.to_string(),
-                    known: BUILTIN.join(", "),
-                })
-            }
-        })
-    }
-
     /// Parses a policy from JSON.
     pub fn from_json(text: &str) -> Result<PolicyConfig, PolicyError> {
         serde_json::from_str::<PolicyConfig>(text)

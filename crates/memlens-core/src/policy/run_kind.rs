@@ -17,7 +17,8 @@ pub enum RunKind {
 }
 
 impl RunKind {
-    pub(super) fn is_any(&self) -> bool {
+    /// Whether this is [`RunKind::Any`].
+    pub fn is_any(&self) -> bool {
         *self == RunKind::Any
     }
 

@@ -1,5 +1,5 @@
 //! The incumbents' own parameter blocks (`[langchain]`, `[anthropic]`, `[llamaindex]`,
-//! `[letta]`), each with the upstream library's defaults.
+//! `[letta]`, `[swe_agent]`), each with the upstream library's defaults.
 
 use serde::{Deserialize, Serialize};
 
@@ -90,5 +90,22 @@ pub struct LettaSummarize {
 impl Default for LettaSummarize {
     fn default() -> Self {
         LettaSummarize { fraction: 0.3 }
+    }
+}
+
+/// SWE-agent `LastNObservations` parameters (observation masking).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SweAgentObservationMasking {
+    /// Observations kept whole (`n`; upstream requires it, > 0): 5 as in the SWE-agent paper.
+    pub n: u32,
+    /// Update the count of masked observations every `polling` observations (`polling`, > 0;
+    /// default 1), so between `n` and `n + polling - 1` stay whole, for prompt caching.
+    pub polling: u32,
+}
+
+impl Default for SweAgentObservationMasking {
+    fn default() -> Self {
+        SweAgentObservationMasking { n: 5, polling: 1 }
     }
 }

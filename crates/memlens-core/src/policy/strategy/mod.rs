@@ -96,5 +96,16 @@ pub(crate) fn for_policy(
                 .keep_last_n
                 .unwrap_or(incumbents::DEFAULT_KEEP_LAST_N),
         }),
+        StrategyKind::SweAgentObservationMasking => {
+            let params = config.swe_agent.clone().unwrap_or_default();
+            // Upstream's validator refuses n <= 0, and polling = 0 divides by zero.
+            if params.n == 0 || params.polling == 0 {
+                return Err(PolicyError::Parse {
+                    syntax: "policy",
+                    message: "swe_agent.n and swe_agent.polling must be positive integers".into(),
+                });
+            }
+            Arc::new(incumbents::SweAgentObservationMasking(params))
+        }
     })
 }

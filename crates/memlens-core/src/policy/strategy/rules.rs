@@ -357,6 +357,15 @@ impl State {
         }
     }
 
+    /// Whether the context is still within `act_from` x the budget, where the rules that act
+    /// under budget wait.
+    fn below_act_from(&self) -> bool {
+        self.config.act_from.is_some_and(|from| {
+            let budget = f64::from(self.options.budget);
+            self.active_tokens() as f64 <= budget * f64::from(from.clamp(0.0, 1.0))
+        })
+    }
+
     /// The value threshold: every unprotected unit the model has seen whose most valuable
     /// member is below it goes, under budget or not (in the kind of run it is for).
     fn evict_below_threshold(&mut self, query: &str, d: &mut Decision) {
@@ -364,6 +373,9 @@ impl State {
             return;
         };
         if !self.config.value_threshold_runs.includes(self.saw_tools) {
+            return;
+        }
+        if self.below_act_from() {
             return;
         }
         let units: Vec<Members> = self
@@ -388,7 +400,7 @@ impl State {
     /// do not both go.
     fn evict_echoed_replies(&mut self, d: &mut Decision) {
         let runs = self.config.evict_echoed_replies;
-        if !runs.is_some_and(|r| r.includes(self.saw_tools)) {
+        if !runs.is_some_and(|r| r.includes(self.saw_tools)) || self.below_act_from() {
             return;
         }
         let call = self.call;

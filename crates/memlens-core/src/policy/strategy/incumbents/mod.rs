@@ -8,12 +8,14 @@ mod langchain_trim;
 mod letta_summarize;
 mod llamaindex_memory;
 mod openai_keep_last_n;
+mod swe_agent_observation_masking;
 
 pub(crate) use anthropic_clear_tool_uses::AnthropicClearToolUses;
 pub(crate) use langchain_trim::LangchainTrim;
 pub(crate) use letta_summarize::LettaSummarize;
 pub(crate) use llamaindex_memory::LlamaindexMemory;
 pub(crate) use openai_keep_last_n::OpenaiKeepLastN;
+pub(crate) use swe_agent_observation_masking::SweAgentObservationMasking;
 
 /// The OpenAI Agents SDK example's `keep_last_n` when a policy names none.
 pub(crate) const DEFAULT_KEEP_LAST_N: u32 = 20;

@@ -505,6 +505,57 @@ fn echoed_replies_go_once_seen_and_replies_with_a_fact_of_their_own_stay() {
 }
 
 #[test]
+fn act_from_holds_echoed_replies_and_the_threshold_until_the_context_fills_that_share() {
+    let s = replies();
+    let all = s.chunks.len();
+    let total: u32 = s.chunks.iter().map(|c| c.tokens).sum();
+    let waiting = |mut p: PolicyConfig| {
+        p.act_from = Some(0.5);
+        p
+    };
+    let threshold = |p: &mut PolicyConfig| {
+        p.value_threshold = Some(0.99);
+        p.protect.recent_messages = 0;
+    };
+    // The whole run (its chunks and their framing) fits in half the budget: neither rule gives
+    // anything up.
+    let mut p = waiting(echoing(RunKind::Agent));
+    assert_eq!(
+        s.run(&mut engine(p.clone(), 4 * total), &[all - 1, all])[1]
+            .entries
+            .len(),
+        all
+    );
+    threshold(&mut p);
+    assert_eq!(
+        s.run(&mut engine(p, 4 * total), &[all - 1, all])[1]
+            .entries
+            .len(),
+        all
+    );
+    // Past half of it, under it, both act as without it.
+    let budget = total * 3 / 2;
+    let d = s.run(
+        &mut engine(waiting(echoing(RunKind::Agent)), budget),
+        &[all - 1, all],
+    );
+    assert_eq!(
+        s.keys(&d[1]),
+        ["sys", "u1", "c1", "r1", "u2", "a2", "a5", "u3"]
+    );
+    let mut p = waiting(builtin("window"));
+    threshold(&mut p);
+    let d = s.run(&mut engine(p, budget), &[all - 1, all]);
+    assert!(d[1].entries.len() < all - 1, "{:?}", s.keys(&d[1]));
+    // Neither waits without it, and a budget-bound policy says so.
+    assert_eq!(echoing(RunKind::Agent).untouched_below(), None);
+    assert_eq!(
+        waiting(echoing(RunKind::Agent)).untouched_below(),
+        Some(0.5)
+    );
+}
+
+#[test]
 fn a_reply_is_matched_against_the_text_its_sources_are_sent_as() {
     // The lookup's result cleared: the facts a1 restated are no longer sent, so a1 stays.
     let s = replies();
