@@ -185,7 +185,14 @@ def test_stats_explain_labels_values_and_policy_switch():
 
 
 def test_a_scorer_sets_values_that_the_value_threshold_reads():
-    policy = dict(memlens.policy_config("value"), name="threshold", value_threshold=0.5)
+    # From the first call (act_from=0), and the preset's echo rule off: only the threshold acts.
+    policy = dict(
+        memlens.policy_config("value"),
+        name="threshold",
+        value_threshold=0.5,
+        act_from=0,
+        evict_echoed_replies=None,
+    )
     scored = []
 
     def scorer(message, chunk_id, part):

@@ -458,7 +458,8 @@ test("a scorer's values drive the value threshold; protection and the invariants
   // The host says tool results of `list_all_airports` are worthless and everything else is
   // worth 1: with a value threshold, those results (with their calls) leave the context once
   // the model has seen them, and nothing else does.
-  const policy = { ...policyConfig("value"), value_threshold: 0.5 };
+  // From the first call (`act_from: 0`), and the preset's echo rule off: only the threshold acts.
+  const policy = { ...policyConfig("value"), value_threshold: 0.5, act_from: 0, evict_echoed_replies: null };
   const worthless = "list_all_airports";
   let scored = 0;
   const scorer = (message) => {
