@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
-"""Size check of the core (issue 12): no file over 800 lines, no function over 120 lines.
+"""Size check: no file over 800 lines, no function over 120 lines, in every crate, the web app and
+the Python package (tests and fixtures excepted: `tests.rs`, `tests/` folders).
 
-usage: scripts/size_check.py [DIR] [--max-file 800] [--max-fn 120]     (default DIR: crates/memlens-core/src)
+usage: scripts/size_check.py [DIR ...] [--max-file 800] [--max-fn 120]
+       (default: crates/*/src, web/src and crates/memlens-py/python)
 
-Lines are physical lines. A function runs from its `fn` line to the brace that closes its body,
-found by counting braces outside string literals, char literals and comments (raw strings
-`r"..."` / `r#"..."#` included). Prints every file and function over the limit, longest first,
-and exits 1 when there is any (0 otherwise). Not part of CI while the restructuring of issue 12
-is under way: it lists what is left to split.
+Lines are physical lines. A Rust function runs from its `fn` line to the brace that closes its
+body, found by counting braces outside string literals, char literals and comments (raw strings
+`r"..."` / `r#"..."#` included); a Python function is its `def` statement (`ast`). Prints every
+file and function over the limit, longest first, and exits 1 when there is any (0 otherwise).
+CI runs it (scripts/test.sh).
 """
 import argparse
+import ast
+import glob
 import os
 import re
 import sys
@@ -87,24 +91,45 @@ def functions(path):
     return found
 
 
+def python_functions(path):
+    """(name, first line, line count) of every function in a Python file."""
+    tree = ast.parse(open(path, encoding="utf-8").read(), path)
+    return [
+        (node.name, node.lineno, node.end_lineno - node.lineno + 1)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    ]
+
+
+def default_dirs():
+    return sorted(glob.glob("crates/*/src")) + ["web/src", "crates/memlens-py/python"]
+
+
+def sources(dirs):
+    """Every .rs and .py file under `dirs`, tests excepted."""
+    for d in dirs:
+        for base, subdirs, files in os.walk(d):
+            subdirs[:] = sorted(s for s in subdirs if s != "tests")
+            for f in sorted(files):
+                if f.endswith((".rs", ".py")) and f != "tests.rs":
+                    yield os.path.join(base, f)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("dir", nargs="?", default="crates/memlens-core/src")
+    ap.add_argument("dirs", nargs="*")
     ap.add_argument("--max-file", type=int, default=800)
     ap.add_argument("--max-fn", type=int, default=120)
     a = ap.parse_args()
     big_files, big_fns = [], []
-    for base, _, files in os.walk(a.dir):
-        for f in sorted(files):
-            if not f.endswith(".rs"):
-                continue
-            path = os.path.join(base, f)
-            n = sum(1 for _ in open(path, encoding="utf-8"))
-            if n > a.max_file:
-                big_files.append((n, path))
-            for name, line, length in functions(path):
-                if length > a.max_fn:
-                    big_fns.append((length, f"{path}:{line}", name))
+    for path in sources(a.dirs or default_dirs()):
+        n = sum(1 for _ in open(path, encoding="utf-8"))
+        if n > a.max_file:
+            big_files.append((n, path))
+        found = python_functions(path) if path.endswith(".py") else functions(path)
+        for name, line, length in found:
+            if length > a.max_fn:
+                big_fns.append((length, f"{path}:{line}", name))
     for n, path in sorted(big_files, reverse=True):
         print(f"file {path}: {n} lines (> {a.max_file})")
     for length, where, name in sorted(big_fns, reverse=True):

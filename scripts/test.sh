@@ -19,7 +19,7 @@ WASM_CRATES=(-p memlens-core -p memlens-import -p memlens-pool -p memlens-fit -p
 
 step "cargo fmt --check"
 cargo fmt --all -- --check
-step "size check (core files <= 800 lines, functions <= 120)"
+step "size check (every crate, the web app, the Python package: files <= 800 lines, functions <= 120)"
 python3 scripts/size_check.py
 step "clippy (native)"
 cargo clippy --workspace --all-targets --locked -- -D warnings

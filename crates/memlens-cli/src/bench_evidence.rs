@@ -3,8 +3,8 @@
 //! every strategy of [`builders`] at every budget, times each row, prints the all-evidence rates
 //! beside the reference (anchor) numbers.
 
+use crate::input::read;
 use crate::out::{out, outln};
-use crate::read;
 use memlens_core::tokens::encoding_for_model;
 use memlens_evidence::{
     Benchmark, Bm25, ContextBuilder, Oracle, PolicyBuilder, Recency, Row, ANCHORS, ANCHOR_BUDGETS,
@@ -220,6 +220,8 @@ fn header(first: &str, budgets: &[u32]) {
     outln!();
 }
 
+/// Every table, after a heading: the file's conversations, turns and questions, and how long
+/// importing and preparing took.
 fn print_tables(out: &JsonOut, budgets: &[u32]) {
     outln!(
         "{}: {} conversations, {} turns, {} questions (categories 1-4 with evidence that resolves \
@@ -235,7 +237,19 @@ fn print_tables(out: &JsonOut, budgets: &[u32]) {
         out.import_ms,
         out.prepare_ms
     );
+    print_all_evidence(out, budgets);
+    print_turn_recall(out, budgets);
+    print_by_category(out, budgets);
+    // The per-conversation comparison: MemLens recall against BM25 with adjacent turns.
+    let ours = "memlens-recall";
+    let theirs = "bm25-adjacent";
+    print_per_conversation(out, budgets, ours, theirs);
+    print_recall_index(out, ours);
+    print_speed(out, budgets);
+}
 
+/// The all-evidence rate of each policy at each budget, then the published anchors'.
+fn print_all_evidence(out: &JsonOut, budgets: &[u32]) {
     outln!("\nAll-evidence rate: share of questions whose every evidence turn is in the context");
     header("policy \\ budget (tokens)", budgets);
     for policy in policies(out) {
@@ -262,7 +276,10 @@ fn print_tables(out: &JsonOut, budgets: &[u32]) {
         }
         outln!();
     }
+}
 
+/// The evidence-turn recall of each policy at each budget.
+fn print_turn_recall(out: &JsonOut, budgets: &[u32]) {
     outln!("\nEvidence-turn recall (macro: mean over questions of the share of their turns kept)");
     header("policy \\ budget (tokens)", budgets);
     for policy in policies(out) {
@@ -275,7 +292,10 @@ fn print_tables(out: &JsonOut, budgets: &[u32]) {
         }
         outln!();
     }
+}
 
+/// The all-evidence rate of each policy by question category.
+fn print_by_category(out: &JsonOut, budgets: &[u32]) {
     outln!("\nAll-evidence rate by question category");
     header("policy, category (questions)", budgets);
     for policy in policies(out) {
@@ -294,9 +314,10 @@ fn print_tables(out: &JsonOut, budgets: &[u32]) {
             outln!();
         }
     }
+}
 
-    let ours = "memlens-recall";
-    let theirs = "bm25-adjacent";
+/// The all-evidence rate of `ours` minus that of `theirs`, in each conversation.
+fn print_per_conversation(out: &JsonOut, budgets: &[u32], ours: &str, theirs: &str) {
     outln!(
         "\nPer conversation: all-evidence rate of {ours} minus {theirs} (does the gain hold in \
          every conversation?)"
@@ -314,7 +335,10 @@ fn print_tables(out: &JsonOut, budgets: &[u32]) {
         }
         outln!();
     }
+}
 
+/// The time and memory `ours`' recall index took.
+fn print_recall_index(out: &JsonOut, ours: &str) {
     let ix = &out.recall_index;
     outln!(
         "\nRecall index ({ours}): built turn by turn in {:.1} ms ({:.1} µs per turn added); heap \
@@ -327,7 +351,10 @@ fn print_tables(out: &JsonOut, budgets: &[u32]) {
         ix.largest_turns,
         ix.largest_heap_bytes as f64 / 1024.0
     );
+}
 
+/// Questions per second of each policy at each budget.
+fn print_speed(out: &JsonOut, budgets: &[u32]) {
     outln!("\nSpeed: questions per second (context building and scoring, one thread)");
     header("policy \\ budget (tokens)", budgets);
     for policy in policies(out) {

@@ -2,7 +2,11 @@
 //! Parquet files, for DuckDB, Polars, ClickHouse or a warehouse; and `memlens
 //! labels-from-hindsight`'s table, as Parquet or CSV.
 
-use crate::{write_atomically, ImportedFiles, Inputs};
+use crate::atomic::write_atomically;
+use crate::input::{ImportedFiles, Inputs};
+use crate::out::{self, outln};
+use crate::problems::report_unreadable;
+use crate::sim::resolve_policies;
 use arrow_array::RecordBatch;
 use memlens_columns::{simulations, Tables};
 
@@ -11,9 +15,39 @@ use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
 use parquet::file::properties::WriterProperties;
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// `memlens export-columns`: writes the tables (with `policies` named on the command line
+/// replayed at `budgets`, when given), then lists each file written with its rows.
+pub(crate) fn export_cmd(
+    inputs: &Inputs,
+    output: &Path,
+    policies: &[String],
+    budgets: &[u32],
+) -> Result<ExitCode, String> {
+    let policies = resolve_policies(policies, &[])?;
+    let written = export(inputs, output, &policies, budgets)?;
+    let code = report_unreadable(&written.errors);
+    for (path, rows) in &written.files {
+        outln!("{}: {rows} row(s)", path.display());
+    }
+    Ok(code)
+}
+
+/// `memlens labels-from-hindsight`: the labels written to `output` (and its rows listed), or
+/// printed as CSV.
+pub(crate) fn labels_cmd(inputs: &Inputs, output: Option<&Path>) -> Result<ExitCode, String> {
+    let labels = hindsight_labels(inputs, output)?;
+    let code = report_unreadable(&labels.errors);
+    match output {
+        Some(path) => outln!("{}: {} row(s)", path.display(), labels.rows),
+        None => out::bytes(&labels.csv),
+    }
+    Ok(code)
+}
 
 /// What was written: the files and their row counts, and the inputs that could not be read.
-pub(crate) struct Written {
+struct Written {
     pub files: Vec<(PathBuf, usize)>,
     pub errors: Vec<String>,
 }
@@ -21,7 +55,7 @@ pub(crate) struct Written {
 /// Imports the inputs, builds the tables and writes `<output>/{traces,calls,chunks}.parquet`,
 /// and `simulations.parquet` when policies and budgets are given. Each file is written to a
 /// temporary name and renamed, so a reader never sees half a file.
-pub(crate) fn export(
+fn export(
     inputs: &Inputs,
     output: &Path,
     policies: &[PolicyConfig],
@@ -75,7 +109,7 @@ fn parquet_bytes(batch: &RecordBatch) -> Result<Vec<u8>, parquet::errors::Parque
 
 /// `labels-from-hindsight`'s result: the CSV text when no file was asked for, the rows written,
 /// and the inputs that could not be read.
-pub(crate) struct Labels {
+struct Labels {
     pub csv: Vec<u8>,
     pub rows: usize,
     pub errors: Vec<String>,
@@ -83,7 +117,7 @@ pub(crate) struct Labels {
 
 /// Imports the inputs and makes their hindsight labels table: written to `output` (Parquet for
 /// a `.parquet` name, CSV otherwise; atomically), or returned as CSV text.
-pub(crate) fn hindsight_labels(inputs: &Inputs, output: Option<&Path>) -> Result<Labels, String> {
+fn hindsight_labels(inputs: &Inputs, output: Option<&Path>) -> Result<Labels, String> {
     let (_, ImportedFiles { imports, errors }) = inputs.read()?;
     if imports.is_empty() {
         return Err(format!("no trace could be read: {}", errors.join("; ")));

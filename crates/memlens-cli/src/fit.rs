@@ -1,22 +1,29 @@
 //! `memlens fit`: value weights and a value threshold learned from the traces' hindsight
 //! (memlens-fit), cross-validated by trace, written as a policy file.
 
+use crate::atomic::write_atomically;
 use crate::fmt::truncate;
+use crate::input::{ImportedFiles, Inputs};
 use crate::out::{self, outln};
-use crate::{write_atomically, ImportedFiles, Inputs};
+use crate::problems::report_unreadable;
+use crate::sim::resolve_policy;
+use memlens_core::cost::PriceTable;
 use memlens_core::policy::{PolicyConfig, RunKind};
 use memlens_core::value::Factors;
+use memlens_core::Trace;
 use memlens_fit::{
-    cases, cross_validate, fit, total, Case, EdgeMargin, FieldDrops, FitOptions, Outcome,
-    WeightsFrom,
+    cases, cross_validate, fit, total, Case, EdgeMargin, FieldDrops, FitOptions, Fitted, Fold,
+    Outcome, WeightsFrom,
 };
 use serde::Serialize;
 use std::path::Path;
+use std::process::ExitCode;
 
 /// What `fit` was asked.
 pub(crate) struct FitArgs<'a> {
     pub inputs: &'a Inputs,
-    pub base: PolicyConfig,
+    /// The policy to fit: a built-in name or a policy file.
+    pub policy: &'a str,
     pub budget: u32,
     pub max_miss_rate: f64,
     pub allow_more_misses: bool,
@@ -75,10 +82,59 @@ struct Report<'a> {
     edge: Option<EdgeMargin>,
 }
 
+/// `memlens fit`: checks the shares asked, resolves the base policy and runs the fit; exit
+/// status 1 when an input could not be read.
+pub(crate) fn run(args: FitArgs) -> Result<ExitCode, String> {
+    if !(0.0..=1.0).contains(&args.max_miss_rate) {
+        return Err(format!(
+            "--max-miss-rate {}: a share, 0 to 1",
+            args.max_miss_rate
+        ));
+    }
+    if !(0.0..=1.0).contains(&args.confidence) {
+        return Err(format!("--confidence {}: a share, 0 to 1", args.confidence));
+    }
+    let base = resolve_policy(args.policy)?;
+    let errors = fit_cmd(&args, &base)?;
+    Ok(report_unreadable(&errors))
+}
+
 /// Runs the fit; prints the folds' train and validation figures and the weights' change from
 /// the base, writes the policy when asked. Returns the errors of inputs that could not be read.
-pub(crate) fn fit_cmd(args: FitArgs) -> Result<Vec<String>, String> {
-    let (prices, ImportedFiles { imports, errors }) = args.inputs.read()?;
+fn fit_cmd(args: &FitArgs, base: &PolicyConfig) -> Result<Vec<String>, String> {
+    let (prices, traces, errors) = read_traces(args.inputs)?;
+    let options = fit_options(args, base);
+    let cases = cases(&traces);
+    let folds = if args.folds >= 2 {
+        cross_validate(&cases, args.folds, &options, &prices).map_err(|e| e.to_string())?
+    } else {
+        Vec::new()
+    };
+    let all: Vec<&Case> = cases.iter().collect();
+    let fitted = fit(&all, &options, &prices).map_err(|e| e.to_string())?;
+    let rows = fold_rows(&folds);
+
+    if let Some(path) = args.output {
+        write_policy(path, &fitted.policy)?;
+    }
+    if args.json {
+        print_json(args, base, traces.len(), rows, &fitted)?;
+        return Ok(errors);
+    }
+    print_heading(args, base, traces.len(), rows.len());
+    print_folds(base, &rows);
+    outln!();
+    print_fitted(base, &fitted);
+    if let Some(path) = args.output {
+        outln!("wrote {}", path.display());
+    }
+    Ok(errors)
+}
+
+/// The price table, the traces with a call, and the inputs that could not be read; an error
+/// when no trace with a call could be read.
+fn read_traces(inputs: &Inputs) -> Result<(PriceTable, Vec<Trace>, Vec<String>), String> {
+    let (prices, ImportedFiles { imports, errors }) = inputs.read()?;
     let traces: Vec<_> = imports
         .into_iter()
         .flat_map(|(_, i)| i.traces)
@@ -94,8 +150,13 @@ pub(crate) fn fit_cmd(args: FitArgs) -> Result<Vec<String>, String> {
             }
         ));
     }
-    let options = FitOptions {
-        base: args.base.clone(),
+    Ok((prices, traces, errors))
+}
+
+/// The fit's options: the defaults, with what the command line asked.
+fn fit_options(args: &FitArgs, base: &PolicyConfig) -> FitOptions {
+    FitOptions {
+        base: base.clone(),
         budget: args.budget,
         max_miss_rate: args.max_miss_rate,
         no_more_misses_than_base: !args.allow_more_misses,
@@ -106,16 +167,12 @@ pub(crate) fn fit_cmd(args: FitArgs) -> Result<Vec<String>, String> {
             FitOptions::default().field_drop_shares
         },
         ..FitOptions::default()
-    };
-    let cases = cases(&traces);
-    let folds = if args.folds >= 2 {
-        cross_validate(&cases, args.folds, &options, &prices).map_err(|e| e.to_string())?
-    } else {
-        Vec::new()
-    };
-    let all: Vec<&Case> = cases.iter().collect();
-    let fitted = fit(&all, &options, &prices).map_err(|e| e.to_string())?;
-    let rows: Vec<FoldRow> = folds
+    }
+}
+
+/// Each fold's figures and the settings its fit chose.
+fn fold_rows(folds: &[Fold]) -> Vec<FoldRow> {
+    folds
         .iter()
         .map(|f| FoldRow {
             fold: f.index + 1,
@@ -132,108 +189,127 @@ pub(crate) fn fit_cmd(args: FitArgs) -> Result<Vec<String>, String> {
             fields_dropped: fields_dropped(&f.fitted.policy),
             edge: f.fitted.edge,
         })
-        .collect();
+        .collect()
+}
+
+/// The `--json` document: what was asked, the folds and the fit on every trace.
+fn print_json(
+    args: &FitArgs,
+    base: &PolicyConfig,
+    traces: usize,
+    rows: Vec<FoldRow>,
+    fitted: &Fitted,
+) -> Result<(), String> {
     let validation = total(rows.iter().map(|r| r.validation));
     let base_validation = total(rows.iter().map(|r| r.base_validation));
+    out::json(&Report {
+        base: &base.name,
+        budget: args.budget,
+        max_miss_rate: args.max_miss_rate,
+        confidence: args.confidence,
+        ceiling: fitted.ceiling,
+        traces,
+        folds: rows,
+        validation,
+        base_validation,
+        policy: &fitted.policy,
+        weights_from: fitted.weights_from,
+        train: fitted.train,
+        base_train: fitted.base_train,
+        within_ceiling: fitted.within_ceiling,
+        auc: fitted.regression.auc,
+        samples: fitted.samples,
+        field_drops: &fitted.field_drops,
+        edge: fitted.edge,
+    })
+}
 
-    if let Some(path) = args.output {
-        write_policy(path, &fitted.policy)?;
-    }
-    if args.json {
-        out::json(&Report {
-            base: &args.base.name,
-            budget: args.budget,
-            max_miss_rate: args.max_miss_rate,
-            confidence: args.confidence,
-            ceiling: fitted.ceiling,
-            traces: traces.len(),
-            folds: rows,
-            validation,
-            base_validation,
-            policy: &fitted.policy,
-            weights_from: fitted.weights_from,
-            train: fitted.train,
-            base_train: fitted.base_train,
-            within_ceiling: fitted.within_ceiling,
-            auc: fitted.regression.auc,
-            samples: fitted.samples,
-            field_drops: &fitted.field_drops,
-            edge: fitted.edge,
-        })?;
-        return Ok(errors);
-    }
+/// What was fitted, at which budget and ceiling, on how many traces and folds.
+fn print_heading(args: &FitArgs, base: &PolicyConfig, traces: usize, folds: usize) {
     outln!(
         "fit {} at {} tokens, misses in at most {:.1}% of calls{} (in {:.0}% of resamplings): \
          {} trace(s){}",
-        args.base.name,
+        base.name,
         args.budget,
         args.max_miss_rate * 100.0,
         if args.allow_more_misses {
             String::new()
         } else {
-            format!(" and no more than {}", args.base.name)
+            format!(" and no more than {}", base.name)
         },
         args.confidence * 100.0,
-        traces.len(),
-        if rows.is_empty() {
+        traces,
+        if folds == 0 {
             String::new()
         } else {
-            format!(", {}-fold by trace", rows.len())
+            format!(", {folds}-fold by trace")
         }
     );
-    if !rows.is_empty() {
-        outln!();
+}
+
+/// The folds table: each fold's train and validation figures beside the base's, and what its
+/// fit chose; then the held-out figures over all folds and each fold's threshold margin.
+fn print_folds(base: &PolicyConfig, rows: &[FoldRow]) {
+    if rows.is_empty() {
+        return;
+    }
+    let validation = total(rows.iter().map(|r| r.validation));
+    let base_validation = total(rows.iter().map(|r| r.base_validation));
+    outln!();
+    outln!(
+        "  {:<5} {:>14} {:>18} {:>18} {:>8} {:>9} {:>8} {:>9} {:>8} {:>6} {:>6}",
+        "fold",
+        "train",
+        "validation",
+        format!("{} (valid.)", truncate(&base.name, 8)),
+        "weights",
+        "threshold",
+        "size exp",
+        "cleanup",
+        "JSON",
+        "fields",
+        "echoes"
+    );
+    for r in rows {
         outln!(
             "  {:<5} {:>14} {:>18} {:>18} {:>8} {:>9} {:>8} {:>9} {:>8} {:>6} {:>6}",
-            "fold",
-            "train",
-            "validation",
-            format!("{} (valid.)", truncate(&args.base.name, 8)),
-            "weights",
-            "threshold",
-            "size exp",
-            "cleanup",
-            "JSON",
-            "fields",
-            "echoes"
+            r.fold,
+            figures(&r.train),
+            figures(&r.validation),
+            figures(&r.base_validation),
+            weights_name(r.weights),
+            threshold(r.threshold),
+            exponent(r.size_exponent),
+            cleanup(r.cleanup),
+            json_form(r.minify_json, r.toon_json),
+            r.fields_dropped,
+            if r.echoed_replies { "evict" } else { "keep" }
         );
-        for r in &rows {
-            outln!(
-                "  {:<5} {:>14} {:>18} {:>18} {:>8} {:>9} {:>8} {:>9} {:>8} {:>6} {:>6}",
-                r.fold,
-                figures(&r.train),
-                figures(&r.validation),
-                figures(&r.base_validation),
-                weights_name(r.weights),
-                threshold(r.threshold),
-                exponent(r.size_exponent),
-                cleanup(r.cleanup),
-                json_form(r.minify_json, r.toon_json),
-                r.fields_dropped,
-                if r.echoed_replies { "evict" } else { "keep" }
-            );
-        }
-        outln!(
-            "  {:<5} {:>14} {:>18} {:>18}",
-            "all",
-            "",
-            figures(&validation),
-            figures(&base_validation)
-        );
-        outln!("  (saved input tokens / calls with a miss)");
-        for r in &rows {
-            if let Some(e) = &r.edge {
-                outln!("  fold {}: {}", r.fold, edge_note(e));
-            }
+    }
+    outln!(
+        "  {:<5} {:>14} {:>18} {:>18}",
+        "all",
+        "",
+        figures(&validation),
+        figures(&base_validation)
+    );
+    outln!("  (saved input tokens / calls with a miss)");
+    for r in rows {
+        if let Some(e) = &r.edge {
+            outln!("  fold {}: {}", r.fold, edge_note(e));
         }
     }
-    outln!();
+}
+
+/// The fit on every trace: its figures beside the base's, the settings chosen, the fields
+/// dropped and the weights learned against the base's.
+fn print_fitted(base: &PolicyConfig, fitted: &Fitted) {
     outln!(
         "on every trace: {} {} vs {} {}; {} weights, threshold {}, size exponent {}, cleanup {}, \
          JSON results {}{}{}",
         fitted.policy.name,
         figures(&fitted.train),
-        args.base.name,
+        base.name,
         figures(&fitted.base_train),
         weights_name(fitted.weights_from),
         match (
@@ -291,10 +367,6 @@ pub(crate) fn fit_cmd(args: FitArgs) -> Result<Vec<String>, String> {
     for ((name, l), b) in Factors::NAMES.iter().zip(learned).zip(base) {
         outln!("  {:<16} {:>5.2} -> {:>5.2}", name, b, l);
     }
-    if let Some(path) = args.output {
-        outln!("wrote {}", path.display());
-    }
-    Ok(errors)
 }
 
 /// The fields dropped, and the base's replays with each candidate set.

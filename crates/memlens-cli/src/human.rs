@@ -37,6 +37,39 @@ pub fn print_file(name: &str, result: &Import, summaries: &[TraceSummary], top: 
             s.figures.encoding
         );
     }
+    let reported = print_traces(summaries, calls, chunks);
+    print_categories(summaries);
+    if let (Some(r), Some(counted)) = (
+        reported,
+        summaries
+            .iter()
+            .filter_map(|s| s.figures.counted_input_tokens_where_reported)
+            .reduce(|a, b| a + b),
+    ) {
+        print_reported(summaries, r, counted);
+    }
+    let orphans: usize = summaries
+        .iter()
+        .map(|s| s.figures.orphan_tool_results)
+        .sum();
+    let unanswered: usize = summaries
+        .iter()
+        .map(|s| s.figures.unanswered_tool_calls)
+        .sum();
+    let probes: usize = summaries.iter().map(|s| s.probes).sum();
+    outln!();
+    outln!("  tool pairs: {orphans} orphaned result(s), {unanswered} unanswered call(s); probes: {probes}");
+    print_links_and_notes(result, summaries);
+    for s in summaries {
+        print_compactions(s);
+    }
+    print_top_chunks(summaries, top);
+    outln!();
+}
+
+/// The traces table: a row per trace (the first [`TRACE_ROWS`]), and their total where there is
+/// more than one. Returns the input tokens the traces reported, where any did.
+fn print_traces(summaries: &[TraceSummary], calls: usize, chunks: usize) -> Option<u64> {
     outln!();
     outln!(
         "  {:<28} {:>6} {:>7} {:>9} {:>12} {:>12} {:>10}",
@@ -81,7 +114,11 @@ pub fn print_file(name: &str, result: &Import, summaries: &[TraceSummary], top: 
             usd(cost)
         );
     }
-    // Tokens by category over the whole file.
+    reported
+}
+
+/// Tokens by category over the whole file, each chunk once.
+fn print_categories(summaries: &[TraceSummary]) {
     let mut by_cat: BTreeMap<Category, u64> = BTreeMap::new();
     for s in summaries {
         for (c, n) in &s.tokens.by_category {
@@ -99,31 +136,10 @@ pub fn print_file(name: &str, result: &Import, summaries: &[TraceSummary], top: 
         };
         outln!("    {:<12} {:>10} {:>6.1}%", c.as_str(), n, share);
     }
-    if let (Some(r), Some(counted)) = (
-        reported,
-        summaries
-            .iter()
-            .filter_map(|s| s.figures.counted_input_tokens_where_reported)
-            .reduce(|a, b| a + b),
-    ) {
-        print_reported(summaries, r, counted);
-    }
-    let orphans: usize = summaries
-        .iter()
-        .map(|s| s.figures.orphan_tool_results)
-        .sum();
-    let unanswered: usize = summaries
-        .iter()
-        .map(|s| s.figures.unanswered_tool_calls)
-        .sum();
-    let probes: usize = summaries.iter().map(|s| s.probes).sum();
-    outln!();
-    outln!("  tool pairs: {orphans} orphaned result(s), {unanswered} unanswered call(s); probes: {probes}");
-    print_links_and_notes(result, summaries);
-    for s in summaries {
-        print_compactions(s);
-    }
-    // Costliest chunks across the file.
+}
+
+/// The `top` costliest chunks across the file.
+fn print_top_chunks(summaries: &[TraceSummary], top: usize) {
     let mut tops: Vec<(&str, &TopChunk)> = summaries
         .iter()
         .flat_map(|s| s.top_chunks.iter().map(move |c| (s.figures.id.as_str(), c)))
@@ -156,7 +172,6 @@ pub fn print_file(name: &str, result: &Import, summaries: &[TraceSummary], top: 
             truncate(&c.preview, 60)
         );
     }
-    outln!();
 }
 
 /// Subagent links (a trace started by a parent session's call) and the notes on counted vs.

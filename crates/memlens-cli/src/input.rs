@@ -1,9 +1,51 @@
-//! Reading the inputs: files (gzipped ones decompressed) within the machine's memory, and the
-//! trace files of a folder.
+//! Reading the inputs: the arguments naming them, files (gzipped ones decompressed) within the
+//! machine's memory, the trace files of a folder, and the price table.
 
+use memlens_core::cost::PriceTable;
 use memlens_core::Trace;
 use memlens_import::{gzip, import, Import, ImportError, ImportOptions};
 use std::path::{Path, PathBuf};
+
+/// The traces a command reads, and how to read and price them.
+#[derive(clap::Args)]
+pub(crate) struct Inputs {
+    /// Trace files or folders of them (any supported format; see `memlens formats`).
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Skip format sniffing and read the files as this format.
+    #[arg(long)]
+    pub format: Option<String>,
+    /// Count and price as this model, whatever the trace says.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// A price table (JSON, like data/prices.json) whose entries override the built-in ones.
+    #[arg(long)]
+    pub prices: Option<PathBuf>,
+}
+
+impl Inputs {
+    /// The price table, then the files imported (per-file errors beside the imports).
+    pub(crate) fn read(&self) -> Result<(PriceTable, ImportedFiles), String> {
+        let table = load_prices(self.prices.as_deref())?;
+        let options = ImportOptions {
+            format: self.format.clone(),
+            model: self.model.clone(),
+        };
+        Ok((table, import_files(&self.files, &options)?))
+    }
+}
+
+/// The built-in price table with the user's overrides.
+fn load_prices(path: Option<&Path>) -> Result<PriceTable, String> {
+    let mut table = PriceTable::builtin();
+    if let Some(path) = path {
+        let text = String::from_utf8(read(path)?)
+            .map_err(|e| format!("{}: not UTF-8: {e}", path.display()))?;
+        let user = PriceTable::from_json(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        table.merge(user);
+    }
+    Ok(table)
+}
 
 /// Reads an input file, refusing one larger than the machine can hold (see [`max_input_bytes`])
 /// with a message instead of running out of memory. A gzipped file (`x.traj.json.gz`) comes back

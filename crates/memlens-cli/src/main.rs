@@ -9,30 +9,31 @@
 //! memlens compare trace.json --policies value,window,oracle --budget 8000 [--json]
 //! memlens report trace.json -o report.html [--budgets 2000,4000,8000] [--trace ID]
 //! ```
+//!
+//! This file holds the command line's definitions and the dispatch; each command runs in its
+//! own module, and what several share (reading inputs, writing files, stdout) in small ones.
 
 use clap::{Parser, Subcommand};
-use memlens_core::cost::PriceTable;
-use memlens_core::diff::call_changes;
-use memlens_core::report::{summarize, TraceSummary};
-use memlens_core::Trace;
-use memlens_import::{import, Import, ImportOptions, IMPORTERS};
-use serde::Serialize;
-use std::path::{Path, PathBuf};
+use input::Inputs;
+use problems::report_unreadable;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
+mod atomic;
 mod bench_evidence;
 mod calls;
 mod columns;
+mod convert;
 mod fit;
 mod fmt;
 mod human;
 mod input;
+mod inspect;
+mod lists;
 mod out;
+mod problems;
 mod report;
 mod sim;
-
-pub(crate) use input::{import_files, read, ImportedFiles};
-use out::outln;
 
 #[derive(Parser)]
 #[command(
@@ -43,35 +44,6 @@ use out::outln;
 struct Cli {
     #[command(subcommand)]
     command: Command,
-}
-
-/// The traces a command reads, and how to read and price them.
-#[derive(clap::Args)]
-pub(crate) struct Inputs {
-    /// Trace files or folders of them (any supported format; see `memlens formats`).
-    #[arg(required = true)]
-    pub files: Vec<PathBuf>,
-    /// Skip format sniffing and read the files as this format.
-    #[arg(long)]
-    pub format: Option<String>,
-    /// Count and price as this model, whatever the trace says.
-    #[arg(long)]
-    pub model: Option<String>,
-    /// A price table (JSON, like data/prices.json) whose entries override the built-in ones.
-    #[arg(long)]
-    pub prices: Option<PathBuf>,
-}
-
-impl Inputs {
-    /// The price table, then the files imported (per-file errors beside the imports).
-    pub(crate) fn read(&self) -> Result<(PriceTable, ImportedFiles), String> {
-        let table = load_prices(self.prices.as_deref())?;
-        let options = ImportOptions {
-            format: self.format.clone(),
-            model: self.model.clone(),
-        };
-        Ok((table, import_files(&self.files, &options)?))
-    }
 }
 
 #[derive(Subcommand)]
@@ -287,18 +259,6 @@ enum Command {
     },
 }
 
-/// The built-in price table with the user's overrides.
-pub(crate) fn load_prices(path: Option<&Path>) -> Result<PriceTable, String> {
-    let mut table = PriceTable::builtin();
-    if let Some(path) = path {
-        let text = String::from_utf8(read(path)?)
-            .map_err(|e| format!("{}: not UTF-8: {e}", path.display()))?;
-        let user = PriceTable::from_json(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-        table.merge(user);
-    }
-    Ok(table)
-}
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli.command) {
@@ -310,69 +270,7 @@ fn main() -> ExitCode {
     }
 }
 
-/// One chunk in `--json --chunks` output.
-#[derive(Serialize)]
-struct ChunkRow<'a> {
-    key: &'a str,
-    category: memlens_core::Category,
-    content_tokens: u32,
-    tokens: u32,
-    content: &'a str,
-}
-
-#[derive(Serialize)]
-struct TraceOut<'a> {
-    file: String,
-    #[serde(flatten)]
-    summary: TraceSummary,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    chunk_list: Option<Vec<ChunkRow<'a>>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    call_list: Option<Vec<calls::CallRow>>,
-}
-
-#[derive(Serialize)]
-struct JsonOut<'a> {
-    traces: Vec<TraceOut<'a>>,
-    warnings: Vec<String>,
-    warning_count: usize,
-    /// Every warning by kind (`memlens_import::warning_kind`), over all the files.
-    warning_kinds: std::collections::BTreeMap<String, usize>,
-    errors: Vec<String>,
-    prices_source: String,
-}
-
-/// Writes to a temporary file beside `path`, then renames it over `path`: a reader never sees
-/// half a report, and a failed write leaves the old one.
-/// Prints the inputs that could not be read (the others were): exit status 1 when there are
-/// any, 0 when not.
-fn report_unreadable(errors: &[String]) -> ExitCode {
-    for e in errors {
-        eprintln!("memlens: error: {e}");
-    }
-    if errors.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    }
-}
-
-pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    let name = path
-        .file_name()
-        .ok_or_else(|| format!("{}: not a file name", path.display()))?;
-    let mut tmp_name = std::ffi::OsString::from(".");
-    tmp_name.push(name);
-    tmp_name.push(format!(".{}.tmp", std::process::id()));
-    let tmp = path.with_file_name(tmp_name);
-    // The error names the file asked for (the temporary name means nothing to the user).
-    std::fs::write(&tmp, bytes).map_err(|e| format!("{}: {e}", path.display()))?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        format!("{}: {e}", path.display())
-    })
-}
-
+/// Runs one command: its exit status, or the error that stopped it (status 2 in `main`).
 fn run(command: Command) -> Result<ExitCode, String> {
     match command {
         Command::Simulate {
@@ -418,55 +316,24 @@ fn run(command: Command) -> Result<ExitCode, String> {
             budgets,
             traces,
             detail,
-        } => {
-            let budgets = parse_budgets(&budgets)?;
-            let errors = report::run(&report::ReportArgs {
-                inputs,
-                output,
-                policies,
-                budgets,
-                traces,
-                detail,
-            })?;
-            Ok(report_unreadable(&errors))
-        }
-        Command::Policies { name } => {
-            match name {
-                Some(name) => {
-                    let p = memlens_core::policy::PolicyConfig::builtin(&name)
-                        .map_err(|e| e.to_string())?;
-                    outln!("{}", p.to_json());
-                }
-                None => {
-                    for name in memlens_core::policy::BUILTIN {
-                        outln!("{name}");
-                    }
-                }
-            }
-            Ok(ExitCode::SUCCESS)
-        }
+        } => report::run(&report::ReportArgs {
+            inputs,
+            output,
+            policies,
+            budgets: report::parse_budgets(&budgets)?,
+            traces,
+            detail,
+        })
+        .map(|errors| report_unreadable(&errors)),
+        Command::Policies { name } => lists::policies(name.as_deref()),
         Command::ExportColumns {
             inputs,
             output,
             policies,
             budgets,
-        } => {
-            let policies = sim::resolve_policies(&policies, &[])?;
-            let written = columns::export(&inputs, &output, &policies, &budgets)?;
-            let code = report_unreadable(&written.errors);
-            for (path, rows) in &written.files {
-                outln!("{}: {rows} row(s)", path.display());
-            }
-            Ok(code)
-        }
+        } => columns::export_cmd(&inputs, &output, &policies, &budgets),
         Command::LabelsFromHindsight { inputs, output } => {
-            let labels = columns::hindsight_labels(&inputs, output.as_deref())?;
-            let code = report_unreadable(&labels.errors);
-            match &output {
-                Some(path) => outln!("{}: {} row(s)", path.display(), labels.rows),
-                None => out::bytes(&labels.csv),
-            }
-            Ok(code)
+            columns::labels_cmd(&inputs, output.as_deref())
         }
         Command::Fit {
             inputs,
@@ -479,188 +346,32 @@ fn run(command: Command) -> Result<ExitCode, String> {
             folds,
             output,
             json,
-        } => {
-            if !(0.0..=1.0).contains(&max_miss_rate) {
-                return Err(format!("--max-miss-rate {max_miss_rate}: a share, 0 to 1"));
-            }
-            if !(0.0..=1.0).contains(&confidence) {
-                return Err(format!("--confidence {confidence}: a share, 0 to 1"));
-            }
-            let errors = fit::fit_cmd(fit::FitArgs {
-                inputs: &inputs,
-                base: sim::resolve_policy(&policy)?,
-                budget,
-                max_miss_rate,
-                allow_more_misses,
-                confidence,
-                keep_all_fields,
-                folds,
-                output: output.as_deref(),
-                json,
-            })?;
-            Ok(report_unreadable(&errors))
-        }
-        Command::Formats => {
-            for i in IMPORTERS {
-                outln!("{:<15} {}", i.name(), i.description());
-            }
-            Ok(ExitCode::SUCCESS)
-        }
+        } => fit::run(fit::FitArgs {
+            inputs: &inputs,
+            policy: &policy,
+            budget,
+            max_miss_rate,
+            allow_more_misses,
+            confidence,
+            keep_all_fields,
+            folds,
+            output: output.as_deref(),
+            json,
+        }),
+        Command::Formats => Ok(lists::formats()),
         Command::Convert {
             file,
             output,
             format,
             model,
             redact,
-        } => {
-            let bytes = read(&file)?;
-            let mut result = import(
-                &file.display().to_string(),
-                &bytes,
-                &ImportOptions {
-                    format,
-                    model: model.clone(),
-                },
-            )
-            .map_err(|e| e.to_string())?;
-            drop(bytes);
-            print_warnings(&result);
-            if redact {
-                let summary =
-                    memlens_core::redact::redact_traces(&mut result.traces, model.as_deref());
-                eprintln!("{}", summary.describe());
-            }
-            // Atomically: an interrupted convert never leaves half a trace file behind.
-            write_atomically(
-                &output,
-                memlens_import::native::write(&result.traces).as_bytes(),
-            )?;
-            eprintln!(
-                "wrote {} trace(s) to {}",
-                result.traces.len(),
-                output.display()
-            );
-            Ok(ExitCode::SUCCESS)
-        }
+        } => convert::run(&file, &output, format, model, redact),
         Command::Inspect {
             inputs,
             json,
             top,
             chunks,
             calls,
-        } => {
-            let (table, ImportedFiles { imports, errors }) = inputs.read()?;
-            if json {
-                print_json(&imports, &errors, &table, top, chunks, calls)?;
-            } else {
-                for e in &errors {
-                    eprintln!("memlens: error: {e}");
-                }
-                for (name, result) in &imports {
-                    let summaries: Vec<TraceSummary> = result
-                        .traces
-                        .iter()
-                        .map(|t| summarize(t, &table, top))
-                        .collect();
-                    human::print_file(name, result, &summaries, top);
-                    if calls {
-                        for trace in result.traces.iter().take(human::TRACE_ROWS) {
-                            let changes = call_changes(trace, &table);
-                            calls::print(trace, &calls::rows(trace, &changes));
-                        }
-                    }
-                    print_warnings(result);
-                }
-            }
-            Ok(if errors.is_empty() {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(1)
-            })
-        }
+        } => inspect::run(&inputs, json, top, chunks, calls),
     }
-}
-
-/// `--budgets 2000,4000` as numbers; `none` for no budget at all.
-fn parse_budgets(values: &[String]) -> Result<Vec<u32>, String> {
-    if values.len() == 1 && values[0] == "none" {
-        return Ok(Vec::new());
-    }
-    values
-        .iter()
-        .map(|v| {
-            v.trim()
-                .parse::<u32>()
-                .map_err(|_| format!("--budgets: {v:?} is not a token count (or `none`)"))
-        })
-        .collect()
-}
-
-/// The first warnings in full, then, when there were more, every kind with its count (all of
-/// them, also those past the ones an import keeps).
-fn print_warnings(result: &Import) {
-    const SHOWN: usize = 10;
-    for w in result.warnings.iter().take(SHOWN) {
-        eprintln!("warning: {w}");
-    }
-    if result.warning_count > SHOWN {
-        eprintln!(
-            "warning: {} warning(s) in all, by kind:",
-            result.warning_count
-        );
-        let mut kinds: Vec<(&String, &usize)> = result.warning_kinds.iter().collect();
-        kinds.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-        for (kind, n) in kinds {
-            eprintln!("warning: {n:>7} x {kind}");
-        }
-    }
-}
-
-fn chunk_rows(trace: &Trace) -> Vec<ChunkRow<'_>> {
-    trace
-        .chunks
-        .iter()
-        .map(|c| ChunkRow {
-            key: &c.key,
-            category: c.category,
-            content_tokens: c.content_tokens,
-            tokens: c.tokens,
-            content: &c.content,
-        })
-        .collect()
-}
-
-fn print_json(
-    imports: &[(String, Import)],
-    errors: &[String],
-    table: &PriceTable,
-    top: usize,
-    chunks: bool,
-    calls: bool,
-) -> Result<(), String> {
-    let mut out = JsonOut {
-        traces: Vec::new(),
-        warnings: Vec::new(),
-        warning_count: 0,
-        warning_kinds: Default::default(),
-        errors: errors.to_vec(),
-        prices_source: format!("{} ({})", table.source, table.retrieved),
-    };
-    for (name, result) in imports {
-        out.warnings
-            .extend(result.warnings.iter().map(ToString::to_string));
-        out.warning_count += result.warning_count;
-        for (kind, n) in &result.warning_kinds {
-            *out.warning_kinds.entry(kind.clone()).or_insert(0) += n;
-        }
-        for trace in &result.traces {
-            out.traces.push(TraceOut {
-                file: name.clone(),
-                summary: summarize(trace, table, top),
-                chunk_list: chunks.then(|| chunk_rows(trace)),
-                call_list: calls.then(|| calls::rows(trace, &call_changes(trace, table))),
-            });
-        }
-    }
-    out::json(&out)
 }

@@ -1,7 +1,8 @@
 //! `memlens report`: one self-contained HTML page about the traces (see `memlens-report`).
 
+use crate::atomic::write_atomically;
+use crate::input::{ImportedFiles, Inputs};
 use crate::sim::resolve_policies;
-use crate::{write_atomically, ImportedFiles, Inputs};
 use memlens_core::analysis::{analyze, Analysis, AnalysisOptions};
 use memlens_core::simulate::simulate;
 use memlens_core::Trace;
@@ -110,4 +111,19 @@ fn human_size(bytes: usize) -> String {
     } else {
         format!("{:.0} KB", bytes as f64 / 1e3)
     }
+}
+
+/// `--budgets 2000,4000` as numbers; `none` for no budget at all.
+pub fn parse_budgets(values: &[String]) -> Result<Vec<u32>, String> {
+    if values.len() == 1 && values[0] == "none" {
+        return Ok(Vec::new());
+    }
+    values
+        .iter()
+        .map(|v| {
+            v.trim()
+                .parse::<u32>()
+                .map_err(|_| format!("--budgets: {v:?} is not a token count (or `none`)"))
+        })
+        .collect()
 }

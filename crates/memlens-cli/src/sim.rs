@@ -1,8 +1,8 @@
 //! `memlens simulate`, `sweep` and `compare`: replay traces under policies and budgets.
 
 use crate::fmt::{truncate, usd};
+use crate::input::{read, ImportedFiles, Inputs};
 use crate::out::outln;
-use crate::{read, ImportedFiles, Inputs};
 use memlens_core::analysis::simulated_compactions;
 use memlens_core::compaction::{CompactionReport, ItemKind};
 use memlens_core::cost::PriceTable;
@@ -20,7 +20,6 @@ pub struct SimArgs {
     pub json: bool,
 }
 
-/// A built-in policy name, or a JSON/TOML policy file.
 /// Policies named on the command line (names or files): `default` when none are given, every
 /// built-in policy for `all`.
 pub fn resolve_policies(specs: &[String], default: &[&str]) -> Result<Vec<PolicyConfig>, String> {
@@ -34,6 +33,7 @@ pub fn resolve_policies(specs: &[String], default: &[&str]) -> Result<Vec<Policy
     }
 }
 
+/// A built-in policy name, or a JSON/TOML policy file.
 pub fn resolve_policy(spec: &str) -> Result<PolicyConfig, String> {
     let path = Path::new(spec);
     if path.is_file() {
@@ -55,7 +55,7 @@ pub fn resolve_policy(spec: &str) -> Result<PolicyConfig, String> {
 }
 
 /// The traces of every input that could be read (subagents linked), the price table, and the
-/// inputs that could not be read, for the caller to report (`crate::import_files`).
+/// inputs that could not be read, for the caller to report (`crate::input::import_files`).
 fn load(args: &SimArgs) -> Result<(Vec<Trace>, PriceTable, Vec<String>), String> {
     let (prices, ImportedFiles { imports, errors }) = args.inputs.read()?;
     let traces = imports.into_iter().flat_map(|(_, i)| i.traces).collect();

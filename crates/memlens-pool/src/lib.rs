@@ -17,6 +17,16 @@
 //! the same fields, so the pool decides as `memlens simulate` does on its exported trace.
 //! [`Pool::add`] adds without them (no timestamp: rules by wall-clock time pass it by).
 //!
+//! - `pool`: calls and usage are recorded for export; `Pool::violations` checks the latest
+//!   context's invariants independently of the engine. With `keep_history: false` the engine
+//!   forgets what its policy gave up for good (`Engine::forget_dropped`), the released messages
+//!   are reported to the host (`PoolContext::released_messages`), and the trace being built drops
+//!   what `trace_lines` already wrote (`TraceBuilder::drop_front`), so memory follows the context
+//!   and the archive, not the run.
+//! - `render`: patching per provider, at the slots the importer recorded for each part; a
+//!   context the engine extended extends the latest rendering in place (`PoolContext::extends`
+//!   says how much of it was kept).
+//!
 //! ```
 //! use memlens_pool::{policy_from_value, Pool, PoolOptions};
 //! use serde_json::json;

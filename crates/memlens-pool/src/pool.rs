@@ -1,24 +1,40 @@
-//! The live memory pool behind the npm package's `MemoryPool`: messages in (as the agent holds
-//! them), the context to send out, with the policy engine of the core deciding. Pure Rust on
-//! `serde_json` values, so it is tested natively; `lib.rs` only converts to and from JavaScript.
+//! The live memory pool behind the npm package's `MemoryPool` and the Python package's pool:
+//! messages in (as the agent holds them), the context to send out, with the policy engine of the
+//! core deciding. Pure Rust on `serde_json` values, so it is tested natively; the bindings
+//! (`memlens-wasm`, `memlens-py`) only convert to and from JavaScript and Python.
+//!
+//! This file holds the pool's state, options and statistics, and what the host tells it besides
+//! messages (labels, values, usage, another policy). Adding a message is `add.rs`; deciding and
+//! rendering a context, `context.rs`; writing the run out and letting go of it, `history.rs`;
+//! explaining a chunk and checking a context's invariants, `explain.rs`.
 
-use crate::render::{self, PartState, Slot};
+use crate::render::{PartState, Slot};
 use memlens_core::builder::TraceBuilder;
 use memlens_core::cost::{CacheModel, ModelPrice, PriceTable};
 use memlens_core::policy::{
-    validate::{self, Violation},
-    ContextEntry, Decision, Engine, EngineOptions, EntryForm, PolicyConfig, PolicyError,
-    StrategyKind,
+    Decision, Engine, EngineOptions, PolicyConfig, PolicyError, StrategyKind,
 };
-use memlens_core::tokens::{self, Encoding, EncodingChoice, TokenCounter, REPLY_PRIMING_TOKENS};
-use memlens_core::value::{ChunkValue, Label};
+use memlens_core::tokens::{self, Encoding, EncodingChoice, TokenCounter};
+use memlens_core::value::Label;
 use memlens_core::{Category, ChunkId, Usage};
 use memlens_import::live::Dialect;
 use serde::Serialize;
 use serde_json::Value;
 use std::sync::Arc;
 
-/// What can go wrong; each becomes a JavaScript `Error` with this message.
+mod add;
+mod context;
+mod explain;
+mod history;
+mod timestamp;
+
+pub use add::AddOptions;
+pub use context::{PoolContext, Rendered};
+pub use explain::Explanation;
+pub use timestamp::parse_timestamp;
+
+/// What can go wrong; each becomes a JavaScript `Error` (npm) or a Python exception with this
+/// message.
 #[derive(Debug, thiserror::Error)]
 pub enum PoolError {
     /// A message object MemLens cannot read.
@@ -119,62 +135,6 @@ struct StoredMessage {
     slots: Vec<Slot>,
 }
 
-/// One element of a rendered context.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase", tag = "kind")]
-pub enum Rendered {
-    /// The message the agent added, unchanged (its index in `add` order).
-    Original {
-        /// Message index.
-        message: u32,
-    },
-    /// That message with some parts compressed or removed.
-    Patched {
-        /// Message index.
-        message: u32,
-        /// The patched object (shared with the pool's render cache: a message sent with the same
-        /// parts compressed as in the previous context is not patched again).
-        value: Arc<Value>,
-    },
-    /// A summary the host must produce with its summarizer: of these messages, in this many
-    /// tokens at most (the policy's model of it).
-    Summary {
-        /// Messages it stands for.
-        covers: Vec<u32>,
-        /// Tokens the policy planned for it.
-        tokens: u32,
-    },
-}
-
-/// The context for the next call.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PoolContext {
-    /// What to send, in order. Shared with the pool, which extends the list in place at the
-    /// next context when that one only appends (most contexts under budget): a host that still
-    /// holds it then makes the pool copy it.
-    pub items: Arc<Vec<Rendered>>,
-    /// How many leading `items` are the latest context's, unchanged: this context extended
-    /// that one (0 when rendered afresh). A host that keeps the latest list it built can keep
-    /// that part and convert only the rest.
-    pub extends: usize,
-    /// Input tokens of the context (reply priming included; planned summary sizes included).
-    pub tokens: u64,
-    /// Tokens if everything were sent.
-    pub full_tokens: u64,
-    /// True when even the policy's best is above the budget (protected content alone is over it).
-    pub over_budget: bool,
-    /// Chunks compressed, evicted (first dropped), retrieved at this call.
-    pub compressed: Vec<u32>,
-    /// Chunks dropped at this call.
-    pub evicted: Vec<u32>,
-    /// Chunks brought back from the archive at this call.
-    pub retrieved: Vec<u32>,
-    /// Messages released since the previous context (a pool that does not keep its history):
-    /// no later context refers to them, so the host can let its own copies go.
-    pub released_messages: Vec<u32>,
-}
-
 /// Running totals.
 #[derive(Debug, Clone, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -238,27 +198,6 @@ pub struct Held {
     pub engine_chunks: usize,
     /// Chunks the value engine holds.
     pub value_entries: usize,
-}
-
-/// The explanation of one chunk.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Explanation {
-    /// The chunk.
-    pub chunk: u32,
-    /// The message it belongs to (index in `add` order).
-    pub message: u32,
-    /// Its category.
-    pub category: Category,
-    /// Its tokens.
-    pub tokens: u32,
-    /// In the latest context: `kept`, `compressed`, `retrieved`, `dropped`, or `pending` (added
-    /// after the latest context).
-    pub status: &'static str,
-    /// Why, in a sentence.
-    pub reason: String,
-    /// Its value now, with the factors and their explanations.
-    pub value: ChunkValue,
 }
 
 struct PendingCall {
@@ -498,164 +437,6 @@ impl Pool {
         self.engine.prepare();
     }
 
-    /// Decides the context for the next call (the newest user message is the query unless
-    /// `query` is given).
-    pub fn context(&mut self, query: Option<&str>) -> PoolContext {
-        if self.options.keep_history {
-            self.decisions
-                .push((self.chunk_message.len() as u32, query.map(str::to_string)));
-        }
-        // The latest decision is handed back to the engine, which extends it in place when
-        // this context only appends to it; its sizes are kept for the cache's prefix.
-        let mut previous = self.last.take().filter(|_| self.last_is_engines);
-        let prev_len = previous.as_ref().map_or(0, |p| p.entries.len());
-        let (d, extended) = match previous.as_mut() {
-            Some(p) => self.engine.context_after(query, p),
-            None => (self.engine.context(query), false),
-        };
-        self.last_is_engines = true;
-        self.decided_chunks = self.chunk_message.len() as u32;
-        let mut input: Vec<ChunkId> = Vec::with_capacity(d.entries.len());
-        input.extend(d.chunk_ids());
-        self.pending = Some(PendingCall { input, usage: None });
-        let (items, extends) = self.render(&d, extended.then_some(prev_len));
-        self.stats.calls += 1;
-        self.stats.context_tokens = d.tokens;
-        self.stats.compressed = d.compressed.len() as u32;
-        self.stats.over_budget_calls += u32::from(d.over_budget);
-        self.stats.sent_tokens += d.tokens;
-        self.stats.full_tokens += d.full_tokens;
-        if let Some((price, cache)) = &self.price {
-            // The prefix shared with the previous context (entry by entry, as the simulator
-            // compares them: all of it when this one extends it); keeping everything, the
-            // previous context is the prefix.
-            let (prefix, full_prefix) = match &previous {
-                Some(prev) => (
-                    if extended {
-                        prev.tokens.saturating_sub(u64::from(REPLY_PRIMING_TOKENS))
-                    } else {
-                        d.entries
-                            .iter()
-                            .zip(&prev.entries)
-                            .take_while(|(a, b)| (a.chunk, a.tokens) == (b.chunk, b.tokens))
-                            .map(|(a, _)| u64::from(a.tokens))
-                            .sum::<u64>()
-                    },
-                    prev.full_tokens
-                        .saturating_sub(u64::from(REPLY_PRIMING_TOKENS)),
-                ),
-                None => (0, 0),
-            };
-            let cached = |p: u64| cache.map_or(0, |m| m.cached_tokens(p));
-            if let Some(c) = self.stats.est_input_cost_usd.as_mut() {
-                *c += price.input_usd(d.tokens, cached(prefix)).unwrap_or(0.0);
-            }
-            if let Some(c) = self.stats.full_input_cost_usd.as_mut() {
-                *c += price
-                    .input_usd(d.full_tokens, cached(full_prefix))
-                    .unwrap_or(0.0);
-            }
-        }
-        self.dropped.extend(d.evicted.iter().copied());
-        if !self.options.keep_history {
-            self.release_forgotten();
-            if !self.appender.started() {
-                self.drop_trace_front();
-            }
-        }
-        self.stats.dropped = self.dropped.len() as u32 + self.dropped_forgotten;
-        let ctx = PoolContext {
-            items,
-            extends,
-            tokens: d.tokens,
-            full_tokens: d.full_tokens,
-            over_budget: d.over_budget,
-            compressed: d.compressed.iter().map(|c| c.0).collect(),
-            evicted: d.evicted.iter().map(|c| c.0).collect(),
-            retrieved: d.retrieved.iter().map(|c| c.0).collect(),
-            released_messages: std::mem::take(&mut self.newly_released),
-        };
-        self.last = Some(d);
-        ctx
-    }
-
-    /// Releases the messages whose every chunk the engine has forgotten (no context will
-    /// refer to them again).
-    fn release_forgotten(&mut self) {
-        for id in self.engine.take_forgotten() {
-            if self.dropped.remove(&id) {
-                self.dropped_forgotten += 1;
-            }
-            let m = self.chunk_message[id.index()] as usize;
-            self.released[m] += 1;
-            let whole = self.messages[m]
-                .as_ref()
-                .is_some_and(|stored| self.released[m] as usize == stored.chunks.len());
-            if whole {
-                self.messages[m] = None;
-                self.message_parts[m] = 0;
-                self.newly_released.push(m as u32);
-            }
-        }
-    }
-
-    /// Drops from the trace being built what no longer needs to be held (a pool that does not
-    /// keep its history): what `trace_lines` has written, or, when the host never asked for
-    /// trace lines, everything but the newest call (its usage may still come) and the tool
-    /// calls still waiting for their results.
-    fn drop_trace_front(&mut self) {
-        let trace = self.builder.trace();
-        if self.appender.started() {
-            let (chunks, calls, pairs) = (
-                self.appender.chunks_written(),
-                self.appender.calls_written(),
-                self.appender.pairs_written(),
-            );
-            self.builder.drop_front(chunks, calls, pairs);
-            self.appender.dropped_front(chunks, calls, pairs);
-        } else {
-            let (chunks, calls) = (trace.chunks.len(), trace.calls.len().saturating_sub(1));
-            if chunks + calls > 0 {
-                self.released_unwritten = true;
-            }
-            self.builder.drop_front(chunks, calls, 0);
-            self.builder.drop_complete_pairs();
-        }
-    }
-
-    /// The invariants the latest context broke, checked independently of the engine
-    /// (`policy::validate::check` against every message added before it): always empty for
-    /// MemLens' own policies; the incumbents replay their libraries, violations included.
-    pub fn violations(&self) -> Vec<Violation> {
-        let Some(d) = &self.last else {
-            return Vec::new();
-        };
-        if !self.options.keep_history {
-            // What was released is out of every context for good: the chunks the engine
-            // holds are what the invariants are about.
-            let held: std::collections::HashMap<ChunkId, &memlens_core::Chunk> = self
-                .engine
-                .held_chunks()
-                .filter(|c| c.id.0 < self.decided_chunks)
-                .map(|c| (c.id, c))
-                .collect();
-            let full: Vec<ChunkId> = self
-                .engine
-                .held_chunks()
-                .map(|c| c.id)
-                .filter(|id| held.contains_key(id))
-                .collect();
-            // Every chunk of the latest decision is held: compaction, the only place the engine
-            // forgets, runs in the same `context` call and keeps what that context sent.
-            return validate::check(|id| held[&id], &full, d);
-        }
-        let chunks = &self.builder.trace().chunks;
-        let decided = chunks.len().min(self.decided_chunks as usize);
-        let full: Vec<ChunkId> = chunks[..decided].iter().map(|c| c.id).collect();
-        // Pool chunk ids are indices into the builder's chunks (see `add`).
-        validate::check(|id| &chunks[id.index()], &full, d)
-    }
-
     /// What the pool holds now (every record ever added, unless it does not keep its history).
     pub fn held(&self) -> Held {
         Held {
@@ -670,140 +451,6 @@ impl Pool {
     /// The latest decision of the engine (chunk level), for tests and explanations.
     pub fn last_decision(&self) -> Option<&Decision> {
         self.last.as_ref()
-    }
-
-    /// The context's rendering, kept in `self.rendered`. `extends`: the number of leading
-    /// entries the decision shares with the latest one (it extended that one), whose rendering
-    /// is kept and extended with the rest's. Returns it with the number of its leading elements
-    /// kept from the latest (0 when rendered afresh).
-    fn render(&mut self, d: &Decision, extends: Option<usize>) -> (Arc<Vec<Rendered>>, usize) {
-        let mut rendered = std::mem::take(&mut self.rendered);
-        // The kept part must end where a message ends: chunks of one message arrive together,
-        // so new entries start a new message, but a rendering is only extended when it shows.
-        let message_of = |e: &ContextEntry| e.chunk.map(|c| self.chunk_message[c.0 as usize]);
-        let extends = extends.filter(|&k| {
-            k == 0
-                || d.entries.get(k).is_none_or(|next| {
-                    message_of(next).is_none() || message_of(next) != message_of(&d.entries[k - 1])
-                })
-        });
-        let kept = match extends {
-            Some(k) => {
-                // New messages have no patches of their own in the latest context.
-                let mut none = std::collections::HashMap::new();
-                let list = Arc::make_mut(&mut rendered);
-                let kept = list.len();
-                self.render_entries(&d.entries[k..], &mut none, list);
-                kept
-            }
-            None => {
-                // At most one element per entry (a message's entries make one).
-                let mut list = Vec::with_capacity(d.entries.len());
-                let mut previous = std::mem::take(&mut self.patched);
-                self.render_entries(&d.entries, &mut previous, &mut list);
-                rendered = Arc::new(list);
-                0
-            }
-        };
-        self.rendered = Arc::clone(&rendered);
-        (rendered, kept)
-    }
-
-    /// Renders `entries` (whole messages' runs) onto `out`.
-    fn render_entries(
-        &mut self,
-        entries: &[ContextEntry],
-        previous: &mut std::collections::HashMap<u32, (Vec<PartState>, Arc<Value>)>,
-        out: &mut Vec<Rendered>,
-    ) {
-        let mut i = 0;
-        while i < entries.len() {
-            let entry = &entries[i];
-            let Some(chunk) = entry.chunk else {
-                if let EntryForm::Summary { covers } = &entry.form {
-                    let mut messages: Vec<u32> = covers
-                        .iter()
-                        .filter_map(|c| self.chunk_message.get(c.0 as usize).copied())
-                        .collect();
-                    messages.dedup();
-                    out.push(Rendered::Summary {
-                        covers: messages,
-                        tokens: entry.tokens,
-                    });
-                }
-                i += 1;
-                continue;
-            };
-            let message = self.chunk_message[chunk.0 as usize];
-            // The run of entries from this message.
-            let mut j = i;
-            while j < entries.len()
-                && entries[j]
-                    .chunk
-                    .is_some_and(|c| self.chunk_message[c.0 as usize] == message)
-            {
-                j += 1;
-            }
-            out.extend(self.render_message(message, &entries[i..j], previous));
-            i = j;
-        }
-    }
-
-    /// One message as the context sends it. A patched message is taken from `previous` (the
-    /// latest context's patches) when its part states are the same, and kept in `self.patched`
-    /// for the next context.
-    fn render_message(
-        &mut self,
-        message: u32,
-        entries: &[ContextEntry],
-        previous: &mut std::collections::HashMap<u32, (Vec<PartState>, Arc<Value>)>,
-    ) -> Option<Rendered> {
-        // The common case, without allocating or reading the stored message: every chunk of a
-        // held message sent as it was (a released message has no parts, so never matches).
-        if self.message_parts.get(message as usize) == Some(&(entries.len() as u32))
-            && entries.iter().all(|e| {
-                e.text.is_none() && matches!(e.form, EntryForm::Original | EntryForm::Retrieved)
-            })
-        {
-            return Some(Rendered::Original { message });
-        }
-        let stored = self.messages.get(message as usize)?.as_deref()?;
-        let states: Vec<PartState> = stored
-            .chunks
-            .iter()
-            .map(|&c| match entries.iter().find(|e| e.chunk == Some(c)) {
-                None => PartState::Drop,
-                Some(e) => match (&e.form, &e.text) {
-                    // Compressed, or retrieved from the archive in its compressed form.
-                    (EntryForm::Compressed { .. } | EntryForm::Retrieved, Some(text)) => {
-                        PartState::Replace(text.clone())
-                    }
-                    _ => PartState::Keep,
-                },
-            })
-            .collect();
-        if states.iter().all(|s| *s == PartState::Keep) {
-            return Some(Rendered::Original { message });
-        }
-        let value = match previous.remove(&message) {
-            Some((before, value)) if before == states => value,
-            _ => {
-                let tool_calls: Vec<bool> = stored
-                    .categories
-                    .iter()
-                    .map(|&c| c == Category::ToolCall)
-                    .collect();
-                Arc::new(render::patch(
-                    &stored.value,
-                    stored.dialect,
-                    &stored.slots,
-                    &states,
-                    &tool_calls,
-                )?)
-            }
-        };
-        self.patched.insert(message, (states, Arc::clone(&value)));
-        Some(Rendered::Patched { message, value })
     }
 
     /// Records the provider's usage of the latest call (before or after its reply is added).
@@ -849,70 +496,6 @@ impl Pool {
         }
     }
 
-    /// Why a chunk is (not) in the latest context, with its value factors.
-    pub fn explain(&mut self, chunk: u32) -> Result<Explanation, PoolError> {
-        let id = self.known(chunk)?;
-        let (category, tokens) = match self.builder.chunk(id).or_else(|| self.engine.chunk(id)) {
-            Some(c) => (c.category, c.tokens),
-            None => return Err(PoolError::Released(chunk)),
-        };
-        let query = self.newest_user_text();
-        let now = self.engine.calls();
-        let now_secs = self.times.latest;
-        let ve = self.engine.value_engine();
-        let relevance = query.as_deref().map_or(0.0, |q| {
-            ve.relevance(q, &[id]).first().copied().unwrap_or(0.0)
-        });
-        let value = ve.score(id, now, now_secs, relevance);
-        let entry = self
-            .last
-            .as_ref()
-            .and_then(|d| d.entries.iter().find(|e| e.chunk == Some(id)));
-        // Chunks added after the latest decision have higher ids than every chunk it saw.
-        let decided = self.last.is_some() && id.0 < self.decided_chunks;
-        let (status, reason) = match (entry.map(|e| &e.form), decided) {
-            (_, false) => ("pending", "added after the latest context was decided".to_string()),
-            (Some(EntryForm::Compressed { kind }), _) => (
-                "compressed",
-                format!("sent compressed ({kind:?}) to fit the budget"),
-            ),
-            (Some(EntryForm::Retrieved), _) => (
-                "retrieved",
-                "brought back from the archive: relevant to the current query".to_string(),
-            ),
-            (Some(_), _) => ("kept", keep_reason(category, &value)),
-            (None, _) => (
-                "dropped",
-                format!(
-                    "dropped by the {} policy under a budget of {} tokens (value {:.2}, {:.2} per 1k tokens)",
-                    self.options.policy.name, self.options.budget, value.value, value.value_per_1k_tokens
-                ),
-            ),
-        };
-        Ok(Explanation {
-            chunk,
-            message: self.chunk_message[id.0 as usize],
-            category,
-            tokens,
-            status,
-            reason,
-            value,
-        })
-    }
-
-    fn newest_user_text(&self) -> Option<String> {
-        if !self.options.keep_history {
-            return self.engine.newest_user_text();
-        }
-        self.builder
-            .trace()
-            .chunks
-            .iter()
-            .rev()
-            .find(|c| c.category == Category::User)
-            .map(|c| c.content.clone())
-    }
-
     /// Running totals.
     pub fn stats(&self) -> PoolStats {
         let mut s = self.stats.clone();
@@ -920,60 +503,7 @@ impl Pool {
         s.warnings = self.warnings.clone();
         s
     }
-
-    /// The run so far in the native MemLens format (JSON Lines), loadable in the web app.
-    /// Refused when the pool does not keep its history.
-    pub fn export(&self) -> Result<String, PoolError> {
-        if !self.options.keep_history {
-            return Err(PoolError::HistoryNotKept(
-                "export",
-                ": write the run as it goes with trace lines (traceFile / trace_file)",
-            ));
-        }
-        let trace = self.builder.trace().clone();
-        Ok(memlens_import::native::write(std::slice::from_ref(&trace)))
-    }
-
-    /// The native-format lines of the run that earlier calls did not return: appended to a
-    /// file as the agent runs, they make a file that `memlens inspect` or the web app reads at
-    /// any point. The newest call is held back until the next one (its usage may still be
-    /// reported), and tool pairs until they are complete; `finish` returns the rest. The
-    /// concatenation of every result, the last with `finish`, imports as [`Pool::export`] does.
-    ///
-    /// Without `keep_history`, ask for them from the start (before the first context): a pool
-    /// that released chunks before any trace line was asked for refuses, as its trace can no
-    /// longer be written whole.
-    pub fn trace_lines(&mut self, finish: bool) -> Result<String, PoolError> {
-        if self.released_unwritten {
-            return Err(PoolError::HistoryNotKept(
-                "trace_lines (asked for after chunks were released unwritten)",
-                ": ask for trace lines from the start (traceFile / trace_file)",
-            ));
-        }
-        let lines = self.appender.lines(self.builder.trace(), finish);
-        if !self.options.keep_history {
-            self.drop_trace_front();
-        }
-        Ok(lines)
-    }
 }
-
-fn keep_reason(category: Category, value: &ChunkValue) -> String {
-    match category {
-        Category::System => "kept: the system prompt is always kept".to_string(),
-        _ if value.factors.pinned >= 1.0 => "kept: pinned (labelled important or protected)".into(),
-        _ => format!(
-            "kept: fits the budget at value {:.2} ({:.2} per 1k tokens)",
-            value.value, value.value_per_1k_tokens
-        ),
-    }
-}
-
-mod add;
-mod timestamp;
-
-pub use add::AddOptions;
-pub use timestamp::parse_timestamp;
 
 #[cfg(test)]
 mod tests;

@@ -2,11 +2,11 @@
 //! by component and by chunk, with what changed since the previous call.
 
 use super::fmt::{int, usd};
-use super::{ctx, Data, View};
+use super::state::{ctx, Data, View};
 use crate::protocol::Request;
 use leptos::prelude::*;
 use memlens_core::analysis::{CallRow, CallView};
-use memlens_core::diff::PrefixCause;
+use memlens_core::diff::{CallChange, PrefixCause};
 use std::sync::Arc;
 use wasm_bindgen::JsValue;
 
@@ -45,15 +45,7 @@ pub fn Calls(data: Arc<Data>) -> impl IntoView {
     let ctx = ctx();
     let trace = data.trace;
     let a = &data.analysis;
-    let key = {
-        let data = data.clone();
-        move |id: u32| {
-            data.analysis
-                .chunks
-                .get(id as usize)
-                .map_or_else(|| format!("#{id}"), |c| c.key.clone())
-        }
-    };
+    let key = |id: u32| chunk_key(&data, id);
     let breaks = a.calls.iter().filter(|c| c.cause.is_break()).count();
     let resent: u64 = a.calls.iter().map(|c| c.resent_tokens).sum();
     let missed: Option<f64> = a
@@ -109,19 +101,18 @@ pub fn Calls(data: Arc<Data>) -> impl IntoView {
     }
 }
 
-fn detail(data: &Data, view: Option<Arc<CallView>>) -> AnyView {
-    let Some(v) = view else {
-        return view! { <p class="muted" id="call-none">"Pick a call in the table."</p> }
-            .into_any();
-    };
-    let key = |id: u32| {
-        data.analysis
-            .chunks
-            .get(id as usize)
-            .map_or_else(|| format!("#{id}"), |c| c.key.clone())
-    };
-    let ch = &v.change;
-    let change = match ch.cause {
+/// Chunk `id`'s key (`#id` when there is no such chunk).
+fn chunk_key(data: &Data, id: u32) -> String {
+    data.analysis
+        .chunks
+        .get(id as usize)
+        .map_or_else(|| format!("#{id}"), |c| c.key.clone())
+}
+
+/// Why the call's cached prefix ended (or held), in a sentence.
+fn change_text(data: &Data, ch: &CallChange) -> String {
+    let key = |id: u32| chunk_key(data, id);
+    match ch.cause {
         PrefixCause::FirstCall => "The first call: there is nothing to share.".to_string(),
         PrefixCause::Intact => format!(
             "Shares its whole previous input ({} chunks, {} tokens): the prefix held.",
@@ -143,43 +134,12 @@ fn detail(data: &Data, view: Option<Arc<CallView>>) -> AnyView {
             int(ch.resent_tokens),
             usd(ch.miss_usd)
         ),
-    };
-    let components = v
-        .components
-        .iter()
-        .map(|c| {
-            view! {
-                <tr>
-                    <td>{c.name.clone()}</td><td class="num">{c.chunks}</td>
-                    <td class="num">{int(c.tokens)}</td><td class="num">{int(c.cached_tokens)}</td>
-                    <td class="num">{int(c.new_tokens)}</td><td class="num">{usd(c.cost_usd)}</td>
-                </tr>
-            }
-        })
-        .collect_view();
-    let ctx = ctx();
-    let chunks = v
-        .chunks
-        .iter()
-        .take(MAX_ROWS)
-        .map(|c| {
-            let id = c.id;
-            let preview = data
-                .analysis
-                .chunks
-                .get(id as usize)
-                .map(|r| r.preview.clone())
-                .unwrap_or_default();
-            view! {
-                <tr class="pick" on:click=move |_| { ctx.chunk.set(Some(id)); ctx.view.set(View::Chunks); }>
-                    <td>{key(id)}</td><td>{c.component.clone()}</td>
-                    <td class="num">{int(c.tokens)}</td><td class="num">{int(c.cached_tokens)}</td>
-                    <td>{if c.new { "new" } else { "carried" }}</td><td class="num">{usd(c.cost_usd)}</td>
-                    <td class="preview">{preview}</td>
-                </tr>
-            }
-        })
-        .collect_view();
+    }
+}
+
+/// What changed since the previous call: chunks added, removed, edited, moved.
+fn diff_text(data: &Data, ch: &CallChange) -> String {
+    let key = |id: u32| chunk_key(data, id);
     let keys = |ids: &[memlens_core::ChunkId]| {
         if ids.is_empty() {
             "none".to_string()
@@ -200,6 +160,68 @@ fn detail(data: &Data, view: Option<Arc<CallView>>) -> AnyView {
             .collect::<Vec<_>>()
             .join(", ")
     };
+    format!(
+        "Since the previous call: added {}; removed {}; edited {}{}.",
+        keys(&ch.diff.added),
+        keys(&ch.diff.removed),
+        edited,
+        if ch.diff.moved > 0 {
+            format!("; {} moved", ch.diff.moved)
+        } else {
+            String::new()
+        }
+    )
+}
+
+/// The call's input by component.
+fn component_rows(v: &CallView) -> impl IntoView {
+    v.components
+        .iter()
+        .map(|c| {
+            view! {
+                <tr>
+                    <td>{c.name.clone()}</td><td class="num">{c.chunks}</td>
+                    <td class="num">{int(c.tokens)}</td><td class="num">{int(c.cached_tokens)}</td>
+                    <td class="num">{int(c.new_tokens)}</td><td class="num">{usd(c.cost_usd)}</td>
+                </tr>
+            }
+        })
+        .collect_view()
+}
+
+/// The call's input by chunk, in input order (a click opens the chunk).
+fn chunk_rows(data: &Data, v: &CallView) -> impl IntoView {
+    let ctx = ctx();
+    v.chunks
+        .iter()
+        .take(MAX_ROWS)
+        .map(|c| {
+            let id = c.id;
+            let preview = data
+                .analysis
+                .chunks
+                .get(id as usize)
+                .map(|r| r.preview.clone())
+                .unwrap_or_default();
+            view! {
+                <tr class="pick" on:click=move |_| { ctx.chunk.set(Some(id)); ctx.view.set(View::Chunks); }>
+                    <td>{chunk_key(data, id)}</td><td>{c.component.clone()}</td>
+                    <td class="num">{int(c.tokens)}</td><td class="num">{int(c.cached_tokens)}</td>
+                    <td>{if c.new { "new" } else { "carried" }}</td><td class="num">{usd(c.cost_usd)}</td>
+                    <td class="preview">{preview}</td>
+                </tr>
+            }
+        })
+        .collect_view()
+}
+
+/// One call's breakdown (or a note to pick one).
+fn detail(data: &Data, view: Option<Arc<CallView>>) -> AnyView {
+    let Some(v) = view else {
+        return view! { <p class="muted" id="call-none">"Pick a call in the table."</p> }
+            .into_any();
+    };
+    let ch = &v.change;
     let reported = v
         .reported_input
         .map(|r| format!(" (reported {})", int(r)))
@@ -211,21 +233,17 @@ fn detail(data: &Data, view: Option<Arc<CallView>>) -> AnyView {
                 "Counted input {} tokens{reported} = {} in chunks + {} reply priming; {} from the cached prefix; cost {}.",
                 int(v.input_tokens), int(v.input_tokens - v.priming_tokens), v.priming_tokens, int(v.cached_input), usd(v.cost_usd)
             )}</p>
-            <p id="call-change" data-cause=ch.cause.as_str()>{change}</p>
-            <p id="call-diff">{format!(
-                "Since the previous call: added {}; removed {}; edited {}{}.",
-                keys(&ch.diff.added), keys(&ch.diff.removed), edited,
-                if ch.diff.moved > 0 { format!("; {} moved", ch.diff.moved) } else { String::new() }
-            )}</p>
+            <p id="call-change" data-cause=ch.cause.as_str()>{change_text(data, ch)}</p>
+            <p id="call-diff">{diff_text(data, ch)}</p>
             <h3>"By component"</h3>
             <table class="compact" id="call-components">
                 <thead><tr><th>"component"</th><th>"chunks"</th><th>"tokens"</th><th>"cached"</th><th>"new"</th><th>"cost"</th></tr></thead>
-                <tbody>{components}</tbody>
+                <tbody>{component_rows(&v)}</tbody>
             </table>
             <h3>"By chunk, in input order"</h3>
             <table class="compact" id="call-chunks">
                 <thead><tr><th>"chunk"</th><th>"component"</th><th>"tokens"</th><th>"cached"</th><th>""</th><th>"cost"</th><th>"preview"</th></tr></thead>
-                <tbody>{chunks}</tbody>
+                <tbody>{chunk_rows(data, &v)}</tbody>
             </table>
         </div>
     }

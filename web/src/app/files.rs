@@ -5,7 +5,7 @@
 //! gzipped too (`.json.gz`: the worker has the browser decompress it), hidden entries skipped, in
 //! path order.
 
-use super::Ctx;
+use super::state::Ctx;
 use leptos::prelude::*;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -103,4 +103,9 @@ pub fn click_input(id: &str) {
     {
         input.click();
     }
+}
+
+/// Opens the file chooser of the *Open…* button (also Ctrl/Cmd+O).
+pub fn click_open() {
+    click_input("file-input");
 }

@@ -1,50 +1,16 @@
-//! Labels: important/useless marks on chunks, kept in local storage per trace, exported and
-//! imported as files, and used to fit the value weights (`memlens_core::value::fit_weights`).
+//! The Labels view: important/useless marks on chunks (kept by `label_store`), exported and
+//! imported as files, suggested from hindsight, and used to fit the value weights
+//! (`memlens_core::value::fit_weights`).
 
+use super::download::download;
 use super::fmt::int;
-use super::sim::download;
-use super::{ctx, Ctx, Data};
-use gloo_storage::{LocalStorage as BrowserStorage, Storage as _};
+use super::label_store::{save, LabelFile};
+use super::state::{ctx, Ctx, Data, View};
 use leptos::prelude::*;
 use memlens_core::analysis::ChunkRow;
 use memlens_core::hindsight::suggested_label;
 use memlens_core::value::{agreement, fit_weights, Factors, FitReport, Label, ValueConfig};
-use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 use std::sync::Arc;
-
-/// The labels file.
-#[derive(Serialize, Deserialize)]
-struct LabelFile {
-    file: String,
-    trace: String,
-    labels: BTreeMap<String, Label>,
-}
-
-fn key(ctx: &Ctx) -> Option<String> {
-    let loaded = ctx.loaded.get_untracked()?;
-    let trace = loaded.traces.get(ctx.trace.get_untracked()?)?;
-    Some(format!("memlens.labels:{}:{}", loaded.name, trace.id))
-}
-
-/// The stored labels of the current trace (none stored, or storage unavailable: none).
-pub fn load(ctx: &Ctx) -> BTreeMap<String, Label> {
-    key(ctx)
-        .and_then(|k| BrowserStorage::get(&k).ok())
-        .unwrap_or_default()
-}
-
-/// Stores the current trace's labels; a failed write (storage full or disabled) is shown, since
-/// the labels would otherwise be lost on reload without a word.
-pub fn save(ctx: &Ctx) {
-    let Some(k) = key(ctx) else { return };
-    let result = ctx.labels.with_untracked(|l| BrowserStorage::set(&k, l));
-    if let Err(e) = result {
-        ctx.error.set(Some(format!(
-            "The labels could not be saved in this browser's storage ({e}); export them to keep them."
-        )));
-    }
-}
 
 fn report_rows(before: &FitReport, after: &FitReport) -> impl IntoView {
     let names = Factors::NAMES;
@@ -106,22 +72,43 @@ pub fn Labels(data: Arc<Data>) -> impl IntoView {
     let ctx = ctx();
     let fit = RwSignal::new(None::<(FitReport, FitReport)>);
     let d = data.clone();
-    let samples = move || -> Vec<(Factors, Label)> {
-        ctx.labels.with(|labels| {
-            d.analysis
-                .chunks
-                .iter()
-                .filter_map(|c| labels.get(&c.key).map(|&l| (c.factors, l)))
-                .collect()
-        })
-    };
-    let run_fit = {
-        let samples = samples.clone();
-        move |_| {
-            let s = samples();
-            let base = ctx.options.get_untracked().value;
-            fit.set(Some((agreement(&s, &base), fit_weights(&s, &base))));
-        }
+    let list = move || labelled_rows(ctx, &d);
+    view! {
+        <section class="labels">
+            <p class="muted">"Mark chunks important or useless in the chunk detail panel (Chunks view). Labels are kept in this browser's local storage for this file and trace."</p>
+            <FitControls data=data.clone() fit=fit/>
+            {move || fit.get().map(|(b, a)| report_rows(&b, &a))}
+            <Suggestions data=data/>
+            <h3>"Labelled"</h3>
+            <table class="compact" id="label-list">
+                <thead><tr><th>"chunk"</th><th>"category"</th><th>"label"</th><th>"tokens"</th><th>"value"</th><th>"preview"</th></tr></thead>
+                <tbody>{list}</tbody>
+            </table>
+        </section>
+    }
+}
+
+/// The labelled chunks' factors and labels, for fitting.
+fn samples(ctx: Ctx, data: &Data) -> Vec<(Factors, Label)> {
+    ctx.labels.with(|labels| {
+        data.analysis
+            .chunks
+            .iter()
+            .filter_map(|c| labels.get(&c.key).map(|&l| (c.factors, l)))
+            .collect()
+    })
+}
+
+/// The label count and the buttons: fit, use the fitted weights, default weights, export and
+/// import.
+#[component]
+fn FitControls(data: Arc<Data>, fit: RwSignal<Option<(FitReport, FitReport)>>) -> impl IntoView {
+    let ctx = ctx();
+    let d = data.clone();
+    let run_fit = move |_| {
+        let s = samples(ctx, &d);
+        let base = ctx.options.get_untracked().value;
+        fit.set(Some((agreement(&s, &base), fit_weights(&s, &base))));
     };
     let apply = move |_| {
         if let Some((_, after)) = fit.get_untracked() {
@@ -142,68 +129,91 @@ pub fn Labels(data: Arc<Data>) -> impl IntoView {
         ctx.reanalyze();
     };
     let trace_id = data.analysis.summary.figures.id.clone();
-    let export = move |_| {
-        let file = LabelFile {
-            file: ctx
-                .loaded
-                .get_untracked()
-                .map(|l| l.name.clone())
-                .unwrap_or_default(),
-            trace: trace_id.clone(),
-            labels: ctx.labels.get_untracked(),
-        };
-        if let Ok(text) = serde_json::to_string_pretty(&file) {
-            download(
-                &format!("{}.labels.json", file.trace),
-                &text,
-                "application/json",
-            );
-        }
+    let export = move |_| export_labels(ctx, &trace_id);
+    let import = move |ev: leptos::ev::Event| import_labels(ctx, &ev);
+    let count = move || samples(ctx, &data).len();
+    view! {
+        <div class="sim-form">
+            <span id="label-count">{move || format!("{} labelled chunk(s)", count())}</span>
+            <button id="fit" on:click=run_fit>"Fit weights from labels"</button>
+            <button id="apply-fit" on:click=apply disabled=move || fit.get().is_none()>"Use the fitted weights"</button>
+            <button on:click=reset>"Default weights"</button>
+            <button id="export-labels" on:click=export>"Export labels"</button>
+            <label class="button">"Import labels"<input type="file" id="import-labels" accept=".json" on:change=import hidden/></label>
+        </div>
+    }
+}
+
+/// Downloads the current trace's labels as a labels file.
+fn export_labels(ctx: Ctx, trace_id: &str) {
+    let file = LabelFile {
+        file: ctx
+            .loaded
+            .get_untracked()
+            .map(|l| l.name.clone())
+            .unwrap_or_default(),
+        trace: trace_id.to_string(),
+        labels: ctx.labels.get_untracked(),
     };
-    let import = move |ev: leptos::ev::Event| {
-        let input: web_sys::HtmlInputElement = event_target(&ev);
-        let Some(file) = input.files().and_then(|f| f.get(0)) else {
-            return;
-        };
-        input.set_value("");
-        wasm_bindgen_futures::spawn_local(async move {
-            let text = wasm_bindgen_futures::JsFuture::from(file.text())
-                .await
-                .ok()
-                .and_then(|t| t.as_string())
-                .unwrap_or_default();
-            match serde_json::from_str::<LabelFile>(&text) {
-                Ok(f) => {
-                    ctx.labels.update(|l| l.extend(f.labels));
-                    save(&ctx);
-                }
-                Err(e) => ctx.error.set(Some(format!("Not a labels file: {e}"))),
+    if let Ok(text) = serde_json::to_string_pretty(&file) {
+        download(
+            &format!("{}.labels.json", file.trace),
+            &text,
+            "application/json",
+        );
+    }
+}
+
+/// Adds the labels of the labels file chosen in the input of `ev`.
+fn import_labels(ctx: Ctx, ev: &leptos::ev::Event) {
+    let input: web_sys::HtmlInputElement = event_target(ev);
+    let Some(file) = input.files().and_then(|f| f.get(0)) else {
+        return;
+    };
+    input.set_value("");
+    wasm_bindgen_futures::spawn_local(async move {
+        let text = wasm_bindgen_futures::JsFuture::from(file.text())
+            .await
+            .ok()
+            .and_then(|t| t.as_string())
+            .unwrap_or_default();
+        match serde_json::from_str::<LabelFile>(&text) {
+            Ok(f) => {
+                ctx.labels.update(|l| l.extend(f.labels));
+                save(&ctx);
             }
-        });
-    };
-    let d = data.clone();
-    let list = move || {
-        ctx.labels.with(|labels| {
-            d.analysis
-                .chunks
-                .iter()
-                .filter_map(|c| labels.get(&c.key).map(|l| (c, *l)))
-                .map(|(c, l)| {
-                    let id = c.id;
-                    view! {
-                        <tr class="pick" on:click=move |_| { ctx.chunk.set(Some(id)); ctx.view.set(super::View::Chunks); }>
-                            <td>{c.key.clone()}</td><td>{c.category.as_str()}</td>
-                            <td>{if l == Label::Important { "★ important" } else { "✗ useless" }}</td>
-                            <td class="num">{int(c.tokens)}</td><td class="num">{format!("{:.3}", c.value)}</td>
-                            <td class="preview">{c.preview.clone()}</td>
-                        </tr>
-                    }
-                })
-                .collect_view()
-        })
-    };
-    // Hindsight's suggestions for the chunks not labelled yet: what the trace's own later steps
-    // used (`memlens labels-from-hindsight`, at each chunk's first call).
+            Err(e) => ctx.error.set(Some(format!("Not a labels file: {e}"))),
+        }
+    });
+}
+
+/// The labelled chunks' rows (a click opens the chunk).
+fn labelled_rows(ctx: Ctx, data: &Data) -> impl IntoView {
+    ctx.labels.with(|labels| {
+        data.analysis
+            .chunks
+            .iter()
+            .filter_map(|c| labels.get(&c.key).map(|l| (c, *l)))
+            .map(|(c, l)| {
+                let id = c.id;
+                view! {
+                    <tr class="pick" on:click=move |_| { ctx.chunk.set(Some(id)); ctx.view.set(View::Chunks); }>
+                        <td>{c.key.clone()}</td><td>{c.category.as_str()}</td>
+                        <td>{if l == Label::Important { "★ important" } else { "✗ useless" }}</td>
+                        <td class="num">{int(c.tokens)}</td><td class="num">{format!("{:.3}", c.value)}</td>
+                        <td class="preview">{c.preview.clone()}</td>
+                    </tr>
+                }
+            })
+            .collect_view()
+    })
+}
+
+/// Hindsight's suggestions for the chunks not labelled yet: what the trace's own later steps
+/// used (`memlens labels-from-hindsight`, at each chunk's first call).
+#[component]
+fn Suggestions(data: Arc<Data>) -> impl IntoView {
+    let ctx = ctx();
     let d = data.clone();
     let suggestions = Memo::new(move |_| {
         ctx.labels.with(|labels| {
@@ -228,8 +238,7 @@ pub fn Labels(data: Arc<Data>) -> impl IntoView {
         ctx.labels.update(|labels| labels.extend(chosen));
         save(&ctx);
     };
-    let d = data.clone();
-    let suggested = move || {
+    move || {
         let all = suggestions.get();
         let (important, useless) = all.iter().fold((0, 0), |(i, u), (_, l)| {
             if *l == Label::Important {
@@ -241,7 +250,7 @@ pub fn Labels(data: Arc<Data>) -> impl IntoView {
         let rows = all
             .iter()
             .take(SUGGESTIONS_SHOWN)
-            .map(|&(i, l)| suggestion_row(&d.analysis.chunks[i], l))
+            .map(|&(i, l)| suggestion_row(&data.analysis.chunks[i], l))
             .collect_view();
         let more = all.len().saturating_sub(SUGGESTIONS_SHOWN);
         view! {
@@ -259,26 +268,5 @@ pub fn Labels(data: Arc<Data>) -> impl IntoView {
             </table>
             {(more > 0).then(|| view! { <p class="muted">{format!("and {more} more (accepting all takes them too)")}</p> })}
         }
-    };
-    let count = move || samples().len();
-    view! {
-        <section class="labels">
-            <p class="muted">"Mark chunks important or useless in the chunk detail panel (Chunks view). Labels are kept in this browser's local storage for this file and trace."</p>
-            <div class="sim-form">
-                <span id="label-count">{move || format!("{} labelled chunk(s)", count())}</span>
-                <button id="fit" on:click=run_fit>"Fit weights from labels"</button>
-                <button id="apply-fit" on:click=apply disabled=move || fit.get().is_none()>"Use the fitted weights"</button>
-                <button on:click=reset>"Default weights"</button>
-                <button id="export-labels" on:click=export>"Export labels"</button>
-                <label class="button">"Import labels"<input type="file" id="import-labels" accept=".json" on:change=import hidden/></label>
-            </div>
-            {move || fit.get().map(|(b, a)| report_rows(&b, &a))}
-            {suggested}
-            <h3>"Labelled"</h3>
-            <table class="compact" id="label-list">
-                <thead><tr><th>"chunk"</th><th>"category"</th><th>"label"</th><th>"tokens"</th><th>"value"</th><th>"preview"</th></tr></thead>
-                <tbody>{list}</tbody>
-            </table>
-        </section>
     }
 }

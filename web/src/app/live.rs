@@ -5,7 +5,7 @@
 //! file that is one JSON document is imported whole again when it changes. Browsers without the API get a *Reload* button that reads the chosen file
 //! again. Nothing leaves the browser: the handle is local.
 
-use super::Ctx;
+use super::state::{ctx, Badge, Ctx, Followed};
 use crate::protocol::{LiveStatus, Request};
 use gloo_timers::callback::Interval;
 use leptos::prelude::*;
@@ -31,36 +31,6 @@ extern "C" {
 /// Whether this browser can follow a file (File System Access API).
 pub fn supported() -> bool {
     memlens_can_follow()
-}
-
-/// The followed file, as the page knows it.
-pub struct Followed {
-    handle: JsValue,
-    name: String,
-    /// Bytes already sent to the worker.
-    sent: f64,
-    /// `lastModified` of the last read.
-    modified: f64,
-    /// Read incrementally (`None` until the worker has imported the first read).
-    incremental: Option<bool>,
-    /// A read of the file is under way (a slow `getFile` must not start a second).
-    reading: bool,
-    _timer: Interval,
-}
-
-/// What the live badge shows.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Badge {
-    /// The worker's figures.
-    pub status: LiveStatus,
-    /// Reads that found the file grown (or changed).
-    pub updates: u32,
-    /// Records the last update added.
-    pub last_records: usize,
-    /// When the last update arrived (ms since epoch).
-    pub at: f64,
-    /// The worker's time for the last update, ms.
-    pub millis: f64,
 }
 
 /// Asks for a file and follows it.
@@ -245,7 +215,7 @@ enum Action {
 /// The live badge and the Follow / Stop / Reload buttons.
 #[component]
 pub fn LiveControls() -> impl IntoView {
-    let ctx = super::ctx();
+    let ctx = ctx();
     let can_follow = supported();
     view! {
         {move || match ctx.live.get() {

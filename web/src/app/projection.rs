@@ -2,7 +2,7 @@
 //! growth, for the recorded run and for the simulator's last replay of the same trace.
 
 use super::fmt::{int, usd};
-use super::{ctx, Data};
+use super::state::{ctx, Data};
 use leptos::prelude::*;
 use memlens_core::analysis::{project, project_within, Projection, TREND_WINDOW};
 use std::sync::Arc;

@@ -10,7 +10,8 @@
 //! the module the page starts with. The overview stays in it: it is what a loaded trace shows
 //! first.
 
-use super::{calls, heatmap, labels, sim, views, Data, View};
+use super::state::{Data, View};
+use super::{calls, chunks, cost, graph, heatmap, labels, overview, sim};
 use leptos::prelude::*;
 use leptos::wasm_split::{wasm_split, SplitLoaderError};
 use std::sync::Arc;
@@ -20,7 +21,7 @@ type Loaded = Result<AnyView, SplitLoaderError>;
 
 #[wasm_split(view_chunks, wasm_split_path = ::leptos::wasm_split, fallible, preload(preload_chunks))]
 fn chunks(data: Arc<Data>) -> Loaded {
-    Ok(view! { <views::Chunks data=data/> }.into_any())
+    Ok(view! { <chunks::Chunks data=data/> }.into_any())
 }
 
 #[wasm_split(view_heatmap, wasm_split_path = ::leptos::wasm_split, fallible, preload(preload_heatmap))]
@@ -30,7 +31,7 @@ fn heatmap(data: Arc<Data>) -> Loaded {
 
 #[wasm_split(view_cost, wasm_split_path = ::leptos::wasm_split, fallible, preload(preload_cost))]
 fn cost(data: Arc<Data>) -> Loaded {
-    Ok(views::cost(data).into_any())
+    Ok(cost::cost(data).into_any())
 }
 
 #[wasm_split(view_calls, wasm_split_path = ::leptos::wasm_split, fallible, preload(preload_calls))]
@@ -40,7 +41,7 @@ fn calls(data: Arc<Data>) -> Loaded {
 
 #[wasm_split(view_graph, wasm_split_path = ::leptos::wasm_split, fallible, preload(preload_graph))]
 fn graph(data: Arc<Data>) -> Loaded {
-    Ok(views::graph(data).into_any())
+    Ok(graph::graph(data).into_any())
 }
 
 #[wasm_split(view_simulator, wasm_split_path = ::leptos::wasm_split, fallible, preload(preload_simulator))]
@@ -59,7 +60,7 @@ fn labels(data: Arc<Data>) -> Loaded {
 pub fn view(view: View, data: Arc<Data>) -> AnyView {
     let shown = Suspend::new(async move {
         let loaded = match view {
-            View::Overview => Ok(views::overview(data).into_any()),
+            View::Overview => Ok(overview::overview(data).into_any()),
             View::Chunks => chunks(data).await,
             View::Heatmap => heatmap(data).await,
             View::Cost => cost(data).await,
