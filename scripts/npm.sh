@@ -68,7 +68,7 @@ case "${1:-build}" in
     dir=$(consumer)
     ln -sfn "$PWD/tools/node_modules/tiktoken" "$dir/node_modules/tiktoken"
     ln -sfn "$PWD/tools/node_modules/js-tiktoken" "$dir/node_modules/js-tiktoken"
-    cp scripts/bench_npm.mjs "$dir/"
+    cp scripts/bench/bench_npm.mjs "$dir/"
     (cd "$dir" && node bench_npm.mjs "${2:-../../../../shared/data/traces/tau-bench-gpt-4o-airline.json}")
     ;;
   *) echo "usage: scripts/npm.sh build|test|bench|example" >&2; exit 2 ;;

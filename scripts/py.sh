@@ -5,7 +5,8 @@
 #   scripts/py.sh test    # build, install the wheel into a fresh virtualenv, run pytest there
 #                         # (Spark in local mode included), then the examples (examples/python,
 #                         # stub models, no network; examples/spark on the tau-bench file)
-#   scripts/py.sh bench   # build, then scripts/bench_py.py (vs tiktoken, LangChain, LlamaIndex)
+#   scripts/py.sh bench   # build, then scripts/bench/bench_py.py (vs tiktoken, LangChain,
+#                         # LlamaIndex)
 #
 # The tests import the installed package, never the source tree: they run from target/ with
 # the virtualenv's Python, and check where `memlens` was imported from.
@@ -80,7 +81,7 @@ case "${1:-test}" in
   bench)
     build
     venv
-    target/py-venv/bin/python scripts/bench_py.py "${2:-../shared/data/traces/tau-bench-gpt-4o-airline.json}"
+    target/py-venv/bin/python scripts/bench/bench_py.py "${2:-../shared/data/traces/tau-bench-gpt-4o-airline.json}"
     ;;
   *) echo "usage: scripts/py.sh build|test|bench" >&2; exit 2 ;;
 esac

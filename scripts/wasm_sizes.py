@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Code size of a wasm module by crate, from its name section (before wasm-bindgen and wasm-opt,
-which strip names): where the web app's page bundle goes. Used for BENCHMARKS.md.
+which strip names): where the web app's page bundle goes. Used for BENCHMARKS.md, "Web app".
 
     python3 scripts/wasm_sizes.py target/web/wasm32-unknown-unknown/release/app.wasm
 """

@@ -3,7 +3,7 @@
 #   scripts/web.sh build [--release]   # dist/ (release: opt-level z, wasm-opt 132 -Oz)
 #   scripts/web.sh serve [PORT]        # release build, then a static server on 127.0.0.1
 #   scripts/web.sh test                # debug build, a server on a free port, tests/web/*.test.mjs
-#   scripts/web.sh measure             # release build, then sizes and load times (BENCHMARKS.md)
+#   scripts/web.sh measure             # release build, then sizes and load times (BENCHMARKS.md, "Web app")
 # Tools come from scripts/bootstrap.sh: trunk 0.21.14, wasm-bindgen 0.2.130, wasm-split-cli 0.2.4
 # (splits the page: scripts/web_app.sh), wasm-opt 132 (npm, tools/node_modules; Debian's binaryen
 # 108 produces modules that fail to load), chromium.
@@ -20,8 +20,8 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target/web}"
 NATIVE_RUSTFLAGS="${RUSTFLAGS-}"
 # Leptos' type-erased views (`--cfg erase_components`): every component's view becomes an
 # `AnyView` instead of one nested generic type. Measured: the page's code 1,602 -> 1,510 KB and
-# 548 -> 496 KB gzipped (BENCHMARKS.md). Debug builds and tests use it too, so what is tested is
-# what ships.
+# 548 -> 496 KB gzipped (BENCHMARKS.md, "Web app"). Debug builds and tests use it too, so what is
+# tested is what ships.
 export RUSTFLAGS="${RUSTFLAGS:+$RUSTFLAGS }--cfg erase_components"
 cli() { # the CLI in the default target dir, built as scripts/test.sh built it
   (unset CARGO_TARGET_DIR; if [ -n "$NATIVE_RUSTFLAGS" ]; then export RUSTFLAGS="$NATIVE_RUSTFLAGS"; else unset RUSTFLAGS; fi

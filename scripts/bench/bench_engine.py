@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Per-turn cost of the policy engine vs. what a Python agent runs today, in one run.
 
-usage: scripts/bench_engine.py            (run via scripts/bench.sh)
+usage: scripts/bench/bench_engine.py            (run via scripts/bench/bench.sh)
 
 The same synthetic support conversation (user and assistant turns, a tool call and result every
 fourth turn) with 100 / 1,000 / 10,000 messages already in the history, budget 8,000 tokens:
@@ -18,10 +18,10 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from crosscheck_tokens import o200k  # noqa: E402
 
-ROOT = os.path.join(os.path.dirname(__file__), "..")
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 HISTORIES = [100, 1000, 10000]
 
 

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Peak memory and time of `memlens inspect` on a Claude Code project folder.
 
-usage: scripts/bench_folder.py MEMLENS_BIN [SIZE_MB] [RUNS] [CCUSAGE_BIN]   (run via scripts/bench.sh)
+usage: scripts/bench/bench_folder.py MEMLENS_BIN [SIZE_MB] [RUNS] [CCUSAGE_BIN]   (run via scripts/bench/bench.sh)
 
-Writes a synthetic project folder of SIZE_MB (default 200) with scripts/gen_claude_code_folder.py
-into target/bench/ (kept between runs: same seed, same bytes), then runs
+Writes a synthetic project folder of SIZE_MB (default 200) with
+scripts/bench/gen_claude_code_folder.py into target/bench/ (kept between runs: same seed, same bytes), then runs
 `MEMLENS_BIN inspect --json FOLDER` RUNS times (default 3), each in a fresh process, and reports
 the median wall time, MB/s, and the peak resident memory of the process (its rusage maxrss, read
 in a fresh Python parent that has no other child) as a multiple of the folder's size.
@@ -23,7 +23,7 @@ import subprocess
 import sys
 import time
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 
 
 def folder_bytes(path):
@@ -68,8 +68,8 @@ def main():
     folder = os.path.join(ROOT, "target", "bench", f"claude-code-{size_mb:g}mb")
     if not os.path.isdir(folder) or not os.listdir(folder):
         subprocess.run(
-            [sys.executable, os.path.join(ROOT, "scripts", "gen_claude_code_folder.py"), folder,
-             "--size-mb", str(size_mb)],
+            [sys.executable, os.path.join(ROOT, "scripts", "bench", "gen_claude_code_folder.py"),
+             folder, "--size-mb", str(size_mb)],
             check=True,
         )
     size = folder_bytes(folder)

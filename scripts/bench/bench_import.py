@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Import + tokenize throughput: MemLens (native, one thread) vs. Python tiktoken, one run.
 
-usage: scripts/bench_import.py [TRACE_FILE] [RUNS]     (run via scripts/bench.sh)
+usage: scripts/bench/bench_import.py [TRACE_FILE] [RUNS]     (run via scripts/bench/bench.sh)
 
 Measures, on the same machine in the same run:
   memlens      in-process import (parse, build the trace model, count every chunk) of the file;
@@ -19,10 +19,10 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from crosscheck_tokens import o200k  # noqa: E402
 
-ROOT = os.path.join(os.path.dirname(__file__), "..")
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 
 
 def best_of(runs, fn):

@@ -1,4 +1,4 @@
-// What the scripts/bench_npm_*.mjs benchmarks share: a build of the package loaded from its
+// What the scripts/bench/bench_npm_*.mjs benchmarks share: a build of the package loaded from its
 // directory, the tau-bench messages as one long conversation (trajectories one after another,
 // system prompts left out but the first), and a pool filled with them as every benchmark starts.
 import fs from "node:fs";

@@ -8,11 +8,11 @@
 // Per run: the turn's median / mean, the yield's median / mean, and the mean of their sum (all
 // the work a turn brings), in µs. Pools in one process slow each other (each holds 10,000
 // messages): compare runs of one invocation, not figures across invocations.
-//   node scripts/bench_npm_loop.mjs RUN [RUN...]    (TURNS=3000, TAU=tau-bench.json)
-//   node scripts/bench_npm_loop.mjs packages/memlens:value packages/memlens:window
+//   node scripts/bench/bench_npm_loop.mjs RUN [RUN...]    (TURNS=3000, TAU=tau-bench.json)
+//   node scripts/bench/bench_npm_loop.mjs packages/memlens:value packages/memlens:window
 import { filledPool, loadPackage, tauStream, TAU } from "./bench_npm_common.mjs";
 const specs = process.argv.slice(2);
-if (specs.length === 0) throw new Error("usage: node scripts/bench_npm_loop.mjs PKG[:POLICY] [PKG[:POLICY]...]");
+if (specs.length === 0) throw new Error("usage: node scripts/bench/bench_npm_loop.mjs PKG[:POLICY] [PKG[:POLICY]...]");
 const turns = Number(process.env.TURNS ?? 3000);
 const tau = tauStream(process.env.TAU ?? TAU);
 const { stream } = tau;

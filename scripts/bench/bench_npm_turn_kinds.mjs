@@ -1,10 +1,10 @@
 // `MemoryPool` turns split by kind: turns whose context evicted something (it ranked by value, or
 // a rule gave something up) and turns whose context evicted nothing (under budget: for a policy
-// that extends the latest context, it only appends). Like scripts/bench_npm.mjs: 10,000 tau-bench
-// messages, budget 8,000, then 300 turns with no yield between them, so the median turn of that
-// benchmark falls in the kind most turns are; this shows where (BENCHMARKS.md). Percentiles of
-// `add` and of `context()` per kind, µs.
-//   node scripts/bench_npm_turn_kinds.mjs PKG [policy] [turns] [tau-bench.json]
+// that extends the latest context, it only appends). Like scripts/bench/bench_npm.mjs: 10,000
+// tau-bench messages, budget 8,000, then 300 turns with no yield between them, so the median turn
+// of that benchmark falls in the kind most turns are; this shows where (BENCHMARKS.md, "Live
+// pool"). Percentiles of `add` and of `context()` per kind, µs.
+//   node scripts/bench/bench_npm_turn_kinds.mjs PKG [policy] [turns] [tau-bench.json]
 import { filledPool, loadPackage, tauStream, TAU } from "./bench_npm_common.mjs";
 const [pkg, policy = "value", turns = "300", data = TAU] = process.argv.slice(2);
 const { MemoryPool } = await loadPackage(pkg);

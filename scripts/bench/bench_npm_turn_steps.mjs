@@ -2,8 +2,9 @@
 // handle's `addJson`, `contextJson` and `fillContextRefs`, and `JSON.stringify` / `JSON.parse`,
 // are wrapped with timers (on the prototype and the global), so what is left of `add` and
 // `context` is the package's own JavaScript (building the returned array, the patches). 10,000
-// tau-bench messages and 1,000 untimed turns first, budget 8,000; medians in µs (BENCHMARKS.md).
-//   node scripts/bench_npm_turn_steps.mjs PKG [policy] [turns] [tau-bench.json]
+// tau-bench messages and 1,000 untimed turns first, budget 8,000; medians in µs (BENCHMARKS.md,
+// "Live pool").
+//   node scripts/bench/bench_npm_turn_steps.mjs PKG [policy] [turns] [tau-bench.json]
 import { filledPool, loadPackage, tauStream, TAU } from "./bench_npm_common.mjs";
 const [pkg, policy = "value", turns = "3000", data = TAU] = process.argv.slice(2);
 const { MemoryPool, raw } = await loadPackage(pkg);

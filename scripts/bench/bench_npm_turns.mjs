@@ -2,7 +2,7 @@
 // messages added, then five rounds of 1,000 turns (add + context, budget 8,000), the median of
 // each round in µs, for `value` and `window`. Point it at two builds of the package to compare
 // them on the same machine in one sitting:
-//   node scripts/bench_npm_turns.mjs packages/memlens [tau-bench.json]
+//   node scripts/bench/bench_npm_turns.mjs packages/memlens [tau-bench.json]
 import { filledPool, loadPackage, tauStream, TAU } from "./bench_npm_common.mjs";
 
 const { MemoryPool } = await loadPackage(process.argv[2] ?? "packages/memlens");

@@ -10,7 +10,7 @@ pinned libraries).
    with a tiktoken counter and with "approximate", LlamaIndex `Memory` (put + get), and a plain
    Python loop over cached counts (newest messages that fit).
 
-Usage: python scripts/bench_py.py TAU_BENCH_FILE
+Usage: python scripts/bench/bench_py.py TAU_BENCH_FILE
 """
 
 import json
@@ -21,7 +21,7 @@ import sys
 import time
 
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from tiktoken_cache import seed  # noqa: E402
 
 os.environ["TIKTOKEN_CACHE_DIR"] = seed()

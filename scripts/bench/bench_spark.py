@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""memlens.spark's throughput in Spark's local mode (BENCHMARKS.md): traces per second per core
+"""memlens.spark's throughput in Spark's local mode (BENCHMARKS.md, "Fleet (Spark)"): traces per second per core
 for analyze and for simulate (4 policies x 3 budgets) at several fleet sizes, 1 and 2 cores, and
 the Arrow path against the per-row Python UDF a user would otherwise write (memlens.inspect on
 each row, its figures returned as a struct), in the same run.
 
-    target/py-venv/bin/python scripts/bench_spark.py [--sizes 1000,10000,100000]
+    target/py-venv/bin/python scripts/bench/bench_spark.py [--sizes 1000,10000,100000]
         [--simulate-sizes 1000,10000] [--cores 1,2] [--repeat 1] [--udf-size 10000]
 
 The fleet is the tau-bench file's 200 trajectories, one row each, replicated with new names
@@ -20,7 +20,7 @@ import pathlib
 import sys
 import time
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parent.parent.parent
 TAU = ROOT.parent / "shared" / "data" / "traces" / "tau-bench-gpt-4o-airline.json"
 POLICIES = ["window", "value", "value-compress", "oracle"]
 BUDGETS = [2000, 4000, 8000]

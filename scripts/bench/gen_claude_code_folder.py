@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes a synthetic Claude Code project folder, deterministic for a seed, for memory benchmarks.
 
-usage: scripts/gen_claude_code_folder.py OUT_DIR [--size-mb 200] [--seed 11]
+usage: scripts/bench/gen_claude_code_folder.py OUT_DIR [--size-mb 200] [--seed 11]
 
 The folder is what `~/.claude/projects/<project>/` holds: one `<session-uuid>.jsonl` per session
 and, for a session that ran subagents, `<session-uuid>/subagents/agent-<id>.jsonl`. Lines follow

@@ -12,7 +12,7 @@ every MemLens policy. No budget: like the oracle, the rule drops whether or not 
 over budget.
 
     target/release/memlens labels-from-hindsight TRACE.json --model gpt-4o -o /tmp/labels.csv
-    python3 scripts/hindsight_ceiling.py /tmp/labels.csv [--fine] [--max-miss 0.01] \
+    python3 scripts/bench/hindsight_ceiling.py /tmp/labels.csv [--fine] [--max-miss 0.01] \
         [--trace TRACE.json]
 
 With `--trace` (tau-bench's file: a list of `{task_id, trial, traj}`), three more features a live

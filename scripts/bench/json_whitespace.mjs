@@ -2,7 +2,7 @@
 // recorded and minified (o200k), and the message tokens every call sends (each assistant
 // message is a call whose input is every message before it), as recorded and with the tool
 // results minified. Counts with the npm package's countTokens (scripts/npm.sh build first).
-//   node scripts/json_whitespace.mjs [packages/memlens] [tau-bench.json]
+//   node scripts/bench/json_whitespace.mjs [packages/memlens] [tau-bench.json]
 import fs from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";

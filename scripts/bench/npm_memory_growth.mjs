@@ -1,8 +1,9 @@
 // How the npm package's wasm memory grows over a long run: 10,000 tau-bench messages in a pool
 // (budget 8,000), then 6,000 turns (an add and a context), the memory's size printed after the
 // setup and every 1,000 turns, after one yield (when the package runs `prepare`, which grows the
-// memory ahead). BENCHMARKS.md, "less garbage and no memory growth inside a turn".
-//   node scripts/npm_memory_growth.mjs PKG [policy] [tau-bench.json]
+// memory ahead). BENCHMARKS.md, "Live pool"; docs/benchmarks-history.md, "less garbage and no
+// memory growth inside a turn".
+//   node scripts/bench/npm_memory_growth.mjs PKG [policy] [tau-bench.json]
 import fs from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";

@@ -10,8 +10,8 @@ The wasm needs its function names: build the package with `MEMLENS_WASM_NAMES=1`
 
   MEMLENS_WASM_NAMES=1 bash scripts/npm.sh build && cp -r packages/memlens /tmp/pkg-names
   TURNS=4000 node --cpu-prof --cpu-prof-dir=/tmp/prof --cpu-prof-interval 200 \\
-      scripts/bench_npm_loop.mjs /tmp/pkg-names:value
-  python3 scripts/cpuprofile_split.py /tmp/prof/CPU.*.cpuprofile [context|ranking|add|prepare|other]
+      scripts/bench/bench_npm_loop.mjs /tmp/pkg-names:value
+  python3 scripts/profile/cpuprofile_split.py /tmp/prof/CPU.*.cpuprofile [context|ranking|add|prepare|other]
 """
 
 import collections

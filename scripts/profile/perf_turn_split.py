@@ -2,12 +2,12 @@
 """Where the native live pool's time goes, from a `perf` profile of `memlens-bench --pool`:
 samples split into contexts that rank by value, contexts that do not, adds and the rest, and
 for one part the functions its samples were in (leaf) and under (inclusive). perf's software
-clock works here, without hardware counters (BENCHMARKS.md):
+clock works here, without hardware counters (BENCHMARKS.md, "Live pool"):
 
   MEMLENS_BENCH_TURNS=4000 perf record -o p.data -F 4000 --call-graph dwarf,16384 \\
       BIN --pool value 10000 tau-bench.json > /dev/null
   perf script -i p.data -F comm,tid,time,ip,sym > p.txt
-  python3 scripts/perf_turn_split.py p.txt [ctx-norank|ctx-rank|add|other]
+  python3 scripts/profile/perf_turn_split.py p.txt [ctx-norank|ctx-rank|add|other]
 """
 import collections
 import sys

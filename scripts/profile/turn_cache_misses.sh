@@ -3,16 +3,17 @@
 # (default `Pool::context`), at 10,000 tau-bench messages: callgrind's cache simulation with
 # `--toggle-collect`, 201 turns minus 1, divided by 200, so the 10,000 adds cancel out.
 # Deterministic, unlike wall time on a shared machine: how two builds' memory traffic is compared
-# (BENCHMARKS.md). `LL=bytes,ways,line` sets the simulated last-level cache (callgrind's default
-# is the host's; LL=2097152,16,64 models this machine's 2 MiB second level per core), and its
-# misses are reported too. Build with debug line tables so the function name is found:
+# (BENCHMARKS.md, "Live pool"). `LL=bytes,ways,line` sets the simulated last-level cache
+# (callgrind's default is the host's; LL=2097152,16,64 models this machine's 2 MiB second level per
+# core), and its misses are reported too. Build with debug line tables so the function name is
+# found:
 #   CARGO_PROFILE_RELEASE_DEBUG=line-tables-only cargo build --release -p memlens-bench
-#   scripts/turn_cache_misses.sh target/release/memlens-bench [policy] [function] [tau-bench.json]
+#   scripts/profile/turn_cache_misses.sh target/release/memlens-bench [policy] [function] [tau-bench.json]
 set -euo pipefail
 bin="$1"
 policy="${2:-value}"
 function="${3:-memlens_pool::pool::Pool::context}"
-data="${4:-$(dirname "$0")/../../shared/data/traces/tau-bench-gpt-4o-airline.json}"
+data="${4:-$(dirname "$0")/../../../shared/data/traces/tau-bench-gpt-4o-airline.json}"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 totals() {

@@ -1,7 +1,7 @@
 //! The visible coding-agent set (`../shared/data/traces/mini-swe-agent-deepseek`, 99 gzipped
 //! mini-swe-agent runs on SWE-bench Verified tasks) under every built-in policy: every invariant
 //! kept, and what each policy does, as a snapshot. A stride of the runs keeps the debug build's
-//! replays short; the whole set's figures are in BENCHMARKS.md (issue 52).
+//! replays short; the whole set's figures are in BENCHMARKS.md, "Policies" (issue 52).
 
 use memlens_core::cost::PriceTable;
 use memlens_core::policy::PolicyConfig;

@@ -134,7 +134,7 @@ pub enum Request {
     },
     /// Measures this protocol against serde-wasm-bindgen on one trace's analysis reply (the
     /// largest message): encode, `structuredClone` (what `postMessage` does) and decode, each
-    /// way, `rounds` times (`scripts/web.sh measure`; BENCHMARKS.md).
+    /// way, `rounds` times (`scripts/web.sh measure`; BENCHMARKS.md, "Web app").
     ProtocolBench {
         /// Index of the trace.
         trace: usize,
@@ -171,8 +171,8 @@ pub struct LiveStatus {
 
 /// What the worker answers. Externally tagged (`{"loaded": {...}}`, `"ready"`): an internally
 /// tagged enum is read by buffering the whole message into serde's `Content` first, which
-/// instantiates every payload type's `Deserialize` a second time (measured: BENCHMARKS.md,
-/// issue 14, 2026-12-04).
+/// instantiates every payload type's `Deserialize` a second time (measured: BENCHMARKS.md, "Web
+/// app", issue 14, 2026-12-04).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Response {

@@ -1,5 +1,5 @@
 //! Times import + tokenize of a trace file in-process, the tokenizer already built, and prints
-//! one JSON line: `scripts/bench_import.py` compares it with Python tiktoken in the same run.
+//! one JSON line: `scripts/bench/bench_import.py` compares it with Python tiktoken in the same run.
 //!
 //! ```text
 //! memlens-bench FILE [RUNS]      # import + tokenize timings
@@ -112,7 +112,7 @@ fn peak_memory(path: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// The synthetic conversation `scripts/bench_engine.py` builds too: a user turn, an assistant
+/// The synthetic conversation `scripts/bench/bench_engine.py` builds too: a user turn, an assistant
 /// turn, and every fourth turn a tool call with its result. Counted with o200k like a real trace.
 fn synthetic(i: u32) -> memlens_core::Chunk {
     use memlens_core::{Category, Chunk, ChunkId, ChunkMeta};
@@ -185,8 +185,8 @@ fn engine_turns(policy: &str, history: u32) -> Result<(), String> {
 }
 
 /// Per-turn cost of the npm package's pool natively (`add` of a message object + `context`),
-/// fed the tau-bench messages in order like `scripts/bench_npm.mjs`: one JSON line, the mean over 300
-/// turns in microseconds (and without the first), the median (as `scripts/bench_npm.mjs` reports), the
+/// fed the tau-bench messages in order like `scripts/bench/bench_npm.mjs`: one JSON line, the mean over 300
+/// turns in microseconds (and without the first), the median (as `scripts/bench/bench_npm.mjs` reports), the
 /// 99th percentile and the slowest. The difference to the Node figure is the wasm and JS boundary.
 fn pool_turns(policy: &str, history: usize, file: &str) -> Result<(), String> {
     use memlens_core::policy::PolicyConfig;

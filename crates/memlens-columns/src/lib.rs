@@ -7,6 +7,13 @@
 //! [`Tables::schemas`] by a test). Integers are `Int64` (Spark has no unsigned types), token
 //! counts are exact as counted, costs are USD (`null` when the model is unpriced).
 //!
+//! [`Tables::build`] makes the three batches from `memlens_core::analysis::analyze`'s rows (or
+//! only the per-trace summary when that is all a host asks for: [`Wanted`]); [`simulations`] is
+//! the table of policy replays (one access graph per trace for all its replays) and
+//! [`hindsight_labels`] the table `memlens labels-from-hindsight` writes. [`ipc`] takes a batch
+//! of trace files as an Arrow IPC stream and returns the tables asked for the same way: the
+//! Python package's and Spark's path.
+//!
 //! ```
 //! use memlens_columns::Tables;
 //! use memlens_core::cost::PriceTable;

@@ -202,7 +202,7 @@ impl<'r> Replayer<'r> {
         }
         // The size exponent and cleanup chosen here are for the same kind of run as the
         // threshold: on LoCoMo an exponent fitted on agent runs gives up a conversation's
-        // longer turns (BENCHMARKS.md).
+        // longer turns (BENCHMARKS.md, "Fit").
         if s.size_exponent.is_some() {
             p.size_exponent = s.size_exponent;
             if base.size_exponent_runs == RunKind::Any {

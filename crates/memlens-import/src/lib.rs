@@ -1,6 +1,16 @@
 //! MemLens importers: the bytes of a trace file in, [`memlens_core::Trace`]s with exact token counts
 //! out. One importer per format, each a [`Importer`] in the static list [`IMPORTERS`]; the format is
-//! sniffed from the content unless the caller names it.
+//! sniffed from the content unless the caller names it: the leading records are tried in order,
+//! each against every importer in list order, and the first record any importer recognises
+//! decides (16 formats; `docs/formats.md` lists them with their upstream sources).
+//!
+//! Besides the importers: `document` (decoding and the streaming parse: one JSON value, a top-level
+//! array split into elements, or JSON Lines), `gzip`, [`import_many`] and [`link_traces`] (several
+//! files as one set: a subagent's trace gets its parent's call), the native JSON Lines reader and
+//! writer (`native`), `follow` (a JSON Lines file read as it grows: appended bytes in, only new
+//! lines parsed and new chunks counted; MemLens records applied one by one, other formats rebuilt
+//! by their importer from the kept parsed lines, `Document::Records`) and `live` (one chat message
+//! or usage object at a time, for the live pool, with the importers' own parsing).
 //!
 //! ```
 //! use memlens_import::{import, ImportOptions};

@@ -8,7 +8,13 @@
 //! simulate) runs with the interpreter detached, so other Python threads go on.
 //!
 //! Reports cross as JSON text (the wrapper parses it with `json.loads`): one string instead of a
-//! Python object per field, and exactly the JSON the CLI's `--json` prints.
+//! Python object per field, and exactly the JSON the CLI's `--json` prints. The columnar tables
+//! (`tables_ipc`) cross as Arrow IPC streams.
+//!
+//! The package itself is in `python/memlens`: `MemoryPool`, `columns` (pyarrow tables), `spark`
+//! (the tables over a Spark DataFrame, one `mapInArrow` each; `examples/spark/fleet_report.py`),
+//! the drop-ins, typed (`py.typed`, stubs); maturin builds it into one abi3 wheel
+//! (`scripts/py.sh`).
 
 use memlens_core::policy::BUILTIN;
 use memlens_core::report::summarize;

@@ -7,7 +7,9 @@
 //!
 //! Pure, like the core: the host analyzes the traces ([`memlens_core::analysis::analyze`]),
 //! replays the policies ([`memlens_core::simulate::simulate`]) and writes the string wherever it
-//! wants.
+//! wants. Text is measured with plotters' native estimate on every host (`text.rs`: plotters'
+//! wasm32 font backend measures through the DOM, which a Web Worker has not), so the page is the
+//! same bytes from the CLI and from the web app's worker.
 //!
 //! ```
 //! use memlens_core::analysis::{analyze, AnalysisOptions};

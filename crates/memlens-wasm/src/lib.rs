@@ -4,6 +4,14 @@
 //! out; token counting and trace analysis as functions. The logic lives in `memlens-pool` (the
 //! binding-neutral pool the Python package wraps too) and in the core; this file only converts
 //! values and turns errors into JavaScript `Error`s. Never a trap: bad input is an `Err`.
+//!
+//! Messages and options come in through serde-wasm-bindgen as `serde_json` values. Its allocator is
+//! talc; `prepare` also grows the memory ahead, so talc's page-at-a-time growth does not fall
+//! inside a turn. `packages/memlens` wraps it in JavaScript (`MemoryPool`, types in `index.d.ts`):
+//! after each context it schedules `RawPool.prepare`, the queued value work, for when the caller
+//! yields; the context's message references come through one array the pool keeps; a context that
+//! extends the latest comes as the number of messages kept and the references of the rest, and the
+//! package extends the list it kept.
 
 use memlens_core::analysis::{self, Analysis, AnalysisOptions};
 use memlens_core::policy::{PolicyConfig, BUILTIN};
@@ -20,16 +28,18 @@ use std::sync::Arc;
 use wasm_bindgen::prelude::*;
 
 // Talc instead of Rust's default wasm allocator (dlmalloc): a turn allocates and frees small
-// vectors throughout, and in Node the allocator was a tenth of a value turn (BENCHMARKS.md).
+// vectors throughout, and in Node the allocator was a tenth of a value turn (BENCHMARKS.md, "Live
+// pool").
 #[cfg(all(not(target_feature = "atomics"), target_family = "wasm"))]
 #[global_allocator]
 static TALC: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
 
 /// Grows the module's memory ahead of need, while the agent waits (from `prepare`). Talc grows
 /// it by what the one allocation that found no room needs, a 64 KiB page or so at a time, and in
-/// Node a grow inside a turn took a few tenths of a millisecond (BENCHMARKS.md). When the memory grew since the
-/// last call, a block of an eighth of it (1 MiB at least) is allocated and freed: the allocator
-/// grows once, and the block stays free memory for the allocations to come.
+/// Node a grow inside a turn took a few tenths of a millisecond (BENCHMARKS.md, "Live pool"). When
+/// the memory grew since the last call, a block of an eighth of it (1 MiB at least) is allocated
+/// and freed: the allocator grows once, and the block stays free memory for the allocations to
+/// come.
 fn grow_memory_ahead() {
     #[cfg(target_arch = "wasm32")]
     {
@@ -304,7 +314,7 @@ impl RawPool {
     /// larger array): one copy of the numbers instead of parsing them from the JSON text, where
     /// they were most of it (a value context holds hundreds of messages). The package keeps one
     /// array for every context: a new `Uint32Array` per context left a buffer for the garbage
-    /// collector each turn (BENCHMARKS.md).
+    /// collector each turn (BENCHMARKS.md, "Live pool").
     #[wasm_bindgen(js_name = fillContextRefs)]
     pub fn fill_context_refs(&self, out: &mut [u32]) -> u32 {
         if let Some(head) = out.get_mut(..self.refs.len()) {

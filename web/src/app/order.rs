@@ -2,7 +2,7 @@
 
 /// The order of `0..n` sorted by `cmp`, stably. Every sort on the page goes through this one
 /// instantiation of the standard library's sort: each `sort_by` with a closure of its own is
-/// another ~4 KB of the page's code (BENCHMARKS.md, the report section).
+/// another ~4 KB of the page's code (BENCHMARKS.md, "Web app").
 pub fn sorted_order(n: usize, cmp: &dyn Fn(usize, usize) -> std::cmp::Ordering) -> Vec<usize> {
     let mut order: Vec<usize> = (0..n).collect();
     order.sort_by(|&a, &b| cmp(a, b));

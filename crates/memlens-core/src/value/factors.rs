@@ -69,7 +69,8 @@ impl Factors {
     }
 
     /// [`Factors::value`] with the weights already sanitized: ranking scores every live chunk
-    /// every turn, and need not sanitize the same weights for each (BENCHMARKS.md, issue 12).
+    /// every turn, and need not sanitize the same weights for each (BENCHMARKS.md, "Live pool",
+    /// issue 12).
     pub(super) fn value_with(&self, weights: &SanitizedWeights) -> f32 {
         if weights.total <= 0.0 {
             return 0.0;

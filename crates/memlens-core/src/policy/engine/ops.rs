@@ -133,7 +133,7 @@ impl State {
         // the runs already in order (only a tool result arriving after other units is out of
         // place); pairs are distinct, so it orders them as the unstable sort does.
         // Sized for every item up front: collected through the filter it grew a step at a time,
-        // and its reallocations cost more than the sort (callgrind, BENCHMARKS.md).
+        // and its reallocations cost more than the sort (callgrind, BENCHMARKS.md, "Live pool").
         let mut pairs: Vec<(u32, usize)> = Vec::with_capacity(self.items.len());
         pairs.extend(
             self.items

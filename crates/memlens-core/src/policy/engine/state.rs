@@ -30,7 +30,8 @@ pub(crate) enum Status {
 #[derive(Debug, Clone)]
 pub(crate) struct Item {
     /// Boxed: every call walks the items (emit, compaction, eviction), and a chunk inline made
-    /// an item 376 bytes, six cache lines, of which the walks read a few fields (BENCHMARKS.md).
+    /// an item 376 bytes, six cache lines, of which the walks read a few fields (BENCHMARKS.md,
+    /// "Live pool").
     pub(crate) chunk: Box<Chunk>,
     /// The chunk's id, category and tokens (before compression), copied from it for the walks.
     pub(crate) id: ChunkId,
@@ -188,7 +189,7 @@ pub(crate) struct State {
 /// lower weight for assistant text is a prior about agents, whose replies can be regenerated and
 /// whose tool results carry the facts; between people, and in a chat, either side says what a
 /// later question asks about (measured on LoCoMo and on the conversations written for MemLens:
-/// BENCHMARKS.md).
+/// BENCHMARKS.md, "Live pool").
 pub(crate) fn conversation_settings(policy: &ValueConfig) -> ValueConfig {
     let mut settings = policy.clone();
     let user = settings.category_weight(Category::User);

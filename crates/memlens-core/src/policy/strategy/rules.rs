@@ -63,8 +63,9 @@ pub(crate) fn by_value_per_token(s: &mut State, query: &str) -> Ranked {
     // Per token suits an agent's run, where a tool result can be a hundred times a message's
     // size. In a conversation the turns are alike in size and per token only gives up the longer,
     // more informative ones: on LoCoMo and on the conversations written for MemLens, value alone
-    // keeps far more of what later questions need (BENCHMARKS.md).
-    // The value work queued since the last ranking (or the host's last `Engine::prepare`) first.
+    // keeps far more of what later questions need (BENCHMARKS.md, Policies: "Conversations
+    // (LoCoMo)"). The value work queued since the last ranking (or the host's last
+    // `Engine::prepare`) first.
     s.catch_up();
     let unset = if s.saw_tools { 1.0 } else { 0.0 };
     let exponent = s

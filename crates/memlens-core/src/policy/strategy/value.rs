@@ -2,7 +2,7 @@
 //! unit's members, summed, over the unit's tokens), with every MemLens rule applied. Until the
 //! run has a tool call or result it is a conversation: then the lowest value goes first, whatever
 //! its size, and the assistant's turns are weighed as the user's (`rules::by_value_per_token`,
-//! `State::saw_tools`; measured in BENCHMARKS.md).
+//! `State::saw_tools`; measured in BENCHMARKS.md, Policies: "Conversations (LoCoMo)").
 
 use super::{rules, Strategy};
 use crate::policy::engine::decision::Decision;
