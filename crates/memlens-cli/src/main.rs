@@ -48,7 +48,12 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Calls, chunks, tokens by category, reported vs. counted input tokens, cost, costliest chunks.
+    /// Tokens, cost and cache breaks of traces: calls, chunks, categories, costliest chunks.
+    ///
+    /// Calls, chunks, tokens by category, reported vs. counted input tokens (with the unrecorded
+    /// item for context the log does not hold), cost, the costliest chunks.
+    ///
+    /// Example: memlens inspect ~/.claude/projects/my-project --calls
     Inspect {
         #[command(flatten)]
         inputs: Inputs,
@@ -69,6 +74,8 @@ enum Command {
         calls: bool,
     },
     /// Convert a trace file to the native MemLens JSON Lines format.
+    ///
+    /// Example: memlens convert run.traj.json -o run.memlens.jsonl --redact
     Convert {
         /// The trace file.
         file: PathBuf,
@@ -86,8 +93,12 @@ enum Command {
         #[arg(long)]
         redact: bool,
     },
-    /// Write the per-trace, per-call and per-chunk tables as Parquet files (traces.parquet,
-    /// calls.parquet, chunks.parquet in the output folder; columns in docs/columns.md).
+    /// Write the traces' tables as Parquet (traces, calls, chunks).
+    ///
+    /// Writes traces.parquet, calls.parquet and chunks.parquet in the output folder (columns in
+    /// docs/columns.md).
+    ///
+    /// Example: memlens export-columns traces/ -o out/ --budgets 4000 --policies window,value
     ExportColumns {
         #[command(flatten)]
         inputs: Inputs,
@@ -102,9 +113,13 @@ enum Command {
         #[arg(long, value_delimiter = ',', requires = "policies")]
         budgets: Vec<u32>,
     },
-    /// For every chunk at every call that carried it: whether that call or a later one used it,
-    /// and how soon (the access graph's hindsight; columns in docs/columns.md). CSV on standard
-    /// output, or to `-o` (`.parquet`: Parquet).
+    /// Which chunk a later call used, for every chunk at every call (CSV or Parquet).
+    ///
+    /// For every chunk at every call that carried it: whether that call or a later one used it, and
+    /// how soon (the access graph's hindsight; columns in docs/columns.md). CSV on standard output,
+    /// or to `-o` (`.parquet`: Parquet).
+    ///
+    /// Example: memlens labels-from-hindsight traces/ -o labels.parquet
     LabelsFromHindsight {
         #[command(flatten)]
         inputs: Inputs,
@@ -113,13 +128,16 @@ enum Command {
         #[arg(short, long)]
         output: Option<PathBuf>,
     },
-    /// Learn a policy's value weights from the traces' hindsight (which chunks later steps
-    /// used) and choose its value threshold by replay: the most input tokens saved with misses in
-    /// at most --max-miss-rate of calls, and no more than the base policy's own share, in
-    /// --confidence of resamplings of the traces. Prints k-fold figures by trace (train and
-    /// validation, beside the base policy) and the weights' change; -o writes the policy fitted
-    /// on every trace (`.toml` or JSON), which `simulate --policy`, the web app, npm and Python
-    /// read.
+    /// Learn a policy from the traces' hindsight, with held-out figures.
+    ///
+    /// Learns value weights from which chunks later steps used and chooses a value threshold by
+    /// replay: the most input tokens saved with misses in at most --max-miss-rate of calls, and no
+    /// more than the base policy's own share, in --confidence of resamplings. Prints k-fold figures
+    /// by trace (train and validation, beside the base policy) and the weights' change; -o writes
+    /// the policy fitted on every trace (`.toml` or JSON), which `simulate --policy`, the web app,
+    /// npm and Python read. The algorithm: crates/memlens-fit.
+    ///
+    /// Example: memlens fit traces/ --budget 4000 --max-miss-rate 0.01 -o fitted.toml
     Fit {
         #[command(flatten)]
         inputs: Inputs,
@@ -158,6 +176,8 @@ enum Command {
     /// List the formats MemLens reads.
     Formats,
     /// Replay traces under a policy and budget: tokens and dollars saved, misses, violations.
+    ///
+    /// Example: memlens simulate run.json --policy value --budget 8000
     Simulate {
         #[command(flatten)]
         inputs: Inputs,
@@ -176,6 +196,8 @@ enum Command {
         json: bool,
     },
     /// Replay under one policy at several budgets (budget vs. cost and misses).
+    ///
+    /// Example: memlens sweep run.json --policy window --budgets 1000,2000,4000,8000
     Sweep {
         #[command(flatten)]
         inputs: Inputs,
@@ -194,6 +216,8 @@ enum Command {
         json: bool,
     },
     /// Replay several policies on the same traces side by side.
+    ///
+    /// Example: memlens compare traces/ --policies window,value,oracle --budgets 16000,32000
     Compare {
         #[command(flatten)]
         inputs: Inputs,
@@ -214,9 +238,13 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Write one self-contained HTML page (no scripts, nothing loaded; charts as inline SVG):
-    /// the traces' figures, growth by category, cost by tool, the value heatmap, where the
-    /// prompt cache broke, compactions, and policies compared at the chosen budgets.
+    /// Write one self-contained HTML page of the traces' figures and policies.
+    ///
+    /// No scripts, nothing loaded; charts as inline SVG: the traces' figures, growth by category,
+    /// cost by tool, the value heatmap, where the prompt cache broke, compactions, and policies
+    /// compared at the chosen budgets.
+    ///
+    /// Example: memlens report run.json -o report.html
     Report {
         #[command(flatten)]
         inputs: Inputs,
@@ -238,6 +266,8 @@ enum Command {
         detail: usize,
     },
     /// Evidence benchmark on LoCoMo: which strategies keep every evidence turn within a budget.
+    ///
+    /// Example: memlens bench-evidence ../shared/data/locomo/locomo10.json --budgets 1000,4000
     BenchEvidence {
         /// The LoCoMo file (locomo10.json).
         file: PathBuf,
@@ -253,6 +283,8 @@ enum Command {
         json: bool,
     },
     /// List the built-in policies, or print one as JSON (to start a policy file from).
+    ///
+    /// Example: memlens policies value > my-policy.json
     Policies {
         /// Print this built-in policy as JSON.
         name: Option<String>,
