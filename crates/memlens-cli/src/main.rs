@@ -1,13 +1,18 @@
-//! `memlens`: inspect agent traces from the command line.
+//! `memlens`: inspect agent traces from the command line, and decide and measure what to keep.
 //!
 //! ```text
-//! memlens inspect trace.json [--format F] [--json] [--model M] [--prices FILE]
-//! memlens convert trace.json -o trace.memlens.jsonl
+//! memlens inspect trace.json [--format F] [--json] [--calls] [--model M] [--prices FILE]
+//! memlens convert trace.json -o trace.memlens.jsonl [--redact]
+//! memlens export-columns traces/ -o out/ [--budgets 4000 --policies window,value]
+//! memlens labels-from-hindsight traces/ [-o labels.parquet]
+//! memlens fit traces/ --budget 4000 [--max-miss-rate 0.01] [-o fitted.toml]
 //! memlens formats
 //! memlens simulate trace.json --policy value --budget 8000 [--json]
 //! memlens sweep trace.json --policy window --budgets 2000,4000,8000 [--json]
 //! memlens compare trace.json --policies value,window,oracle --budget 8000 [--json]
 //! memlens report trace.json -o report.html [--budgets 2000,4000,8000] [--trace ID]
+//! memlens bench-evidence locomo10.json [--budgets 1000,2000,4000,8000]
+//! memlens policies [NAME]
 //! ```
 //!
 //! This file holds the command line's definitions and the dispatch; each command runs in its
