@@ -21,6 +21,8 @@ step "cargo fmt --check"
 cargo fmt --all -- --check
 step "size check (every crate, the web app, the Python package: files <= 800 lines, functions <= 120)"
 python3 scripts/size_check.py
+step "module loops (no two files of a crate reach each other)"
+python3 scripts/module_loops.py
 step "clippy (native)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 # The core as the web worker takes it: no compiled-in tables (memlens_core::assets).
@@ -30,8 +32,8 @@ cargo test -p memlens-core --no-default-features --features embedded-assets --li
 step "clippy (wasm32: core, importers, pool, fit, npm layer, web app)"
 cargo clippy "${WASM_CRATES[@]}" --target wasm32-unknown-unknown --locked -- -D warnings
 CARGO_TARGET_DIR=target/web cargo clippy -p memlens-web --target wasm32-unknown-unknown --locked -- -D warnings
-# The worker's build (index.html turns `toml` on for it alone).
-CARGO_TARGET_DIR=target/web cargo clippy -p memlens-web --features toml --target wasm32-unknown-unknown --locked -- -D warnings
+# The worker's build (index.html turns `toml` on for it alone), and `measure` (scripts/web.sh measure).
+CARGO_TARGET_DIR=target/web cargo clippy -p memlens-web --features toml,measure --target wasm32-unknown-unknown --locked -- -D warnings
 step "build (wasm32: core, importers, pool, fit, npm layer)"
 cargo build "${WASM_CRATES[@]}" --target wasm32-unknown-unknown --locked
 step "tests"

@@ -53,6 +53,19 @@ build() {
   fi
 }
 
+measure_worker() { # dist/measure/: the release worker with `measure` (Request::ProtocolBench)
+  CARGO_PROFILE_RELEASE_OPT_LEVEL=z CARGO_PROFILE_RELEASE_LTO=fat \
+    CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1 CARGO_PROFILE_RELEASE_PANIC=abort \
+    cargo build -p memlens-web --bin worker --features toml,measure --release --locked \
+      --target wasm32-unknown-unknown
+  rm -rf dist/measure
+  wasm-bindgen "$CARGO_TARGET_DIR/wasm32-unknown-unknown/release/worker.wasm" --target no-modules \
+    --out-dir dist/measure --out-name worker --no-typescript
+  wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
+    --enable-mutable-globals --enable-reference-types --enable-multivalue \
+    dist/measure/worker_bg.wasm -o dist/measure/worker_bg.wasm
+}
+
 free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
@@ -89,6 +102,7 @@ case "$cmd" in
     ;;
   measure)
     build --release
+    measure_worker
     # The live-follow measurement converts files with the CLI (MEMLENS_BIN: one already built).
     if [ -z "${MEMLENS_BIN:-}" ]; then
       cli

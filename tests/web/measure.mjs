@@ -207,7 +207,8 @@ async function liveLatency(nativeFile, appends) {
 }
 // The page↔worker protocol: the worker's own measurement (Request::ProtocolBench) of its JSON
 // text replies against serde-wasm-bindgen, on the analysis reply of one trace (the largest
-// message), in a worker started the way the page starts it.
+// message), in a worker started the way the page starts it. The shipped worker has no such
+// request: scripts/web.sh measure builds one with the `measure` feature into dist/measure/.
 async function protocolBench(file, trace) {
   const context = await browser.newContext();
   const page = await context.newPage();
@@ -222,7 +223,7 @@ async function protocolBench(file, trace) {
   await page.setInputFiles('#bench-input', file);
   const result = await page.evaluate(async ({ trace }) => {
     const url = (f) => new URL(f, document.baseURI).href;
-    const script = `importScripts(${JSON.stringify(url('worker.js'))});wasm_bindgen(${JSON.stringify(url('worker_bg.wasm'))});`;
+    const script = `importScripts(${JSON.stringify(url('measure/worker.js'))});wasm_bindgen(${JSON.stringify(url('measure/worker_bg.wasm'))});`;
     const worker = new Worker(URL.createObjectURL(new Blob([script], { type: 'text/javascript' })));
     // Replies are externally tagged: `"ready"` or `{"loaded": {...}}`.
     const next = (kind) => new Promise((resolve, reject) => {

@@ -24,7 +24,8 @@
 //!   relative to the document, so `dist/` works under any sub-path.
 //! - **The protocol** (`protocol.rs`): JSON text, externally tagged enums (an internally tagged
 //!   one doubles every payload's decoding code); measured 2.6x faster than serde-wasm-bindgen's
-//!   object trees (`Request::ProtocolBench`, BENCHMARKS.md, "Web app").
+//!   object trees (`Request::ProtocolBench`, in the `measure` build only: `scripts/web.sh measure`;
+//!   BENCHMARKS.md, "Web app").
 //! - **TOML off the page**: the page is built without TOML's parser (memlens-core without its
 //!   `toml` feature; this crate's own `toml` feature is on for the worker's build only,
 //!   `data-cargo-features` in `index.html`). The page reads a JSON policy text itself and asks

@@ -134,7 +134,9 @@ pub enum Request {
     },
     /// Measures this protocol against serde-wasm-bindgen on one trace's analysis reply (the
     /// largest message): encode, `structuredClone` (what `postMessage` does) and decode, each
-    /// way, `rounds` times (`scripts/web.sh measure`; BENCHMARKS.md, "Web app").
+    /// way, `rounds` times. Only in the `measure` build (`scripts/web.sh measure`), not the
+    /// shipped one.
+    #[cfg(feature = "measure")]
     ProtocolBench {
         /// Index of the trace.
         trace: usize,
@@ -144,6 +146,7 @@ pub enum Request {
 }
 
 /// Median times of one way of sending a reply, milliseconds.
+#[cfg(feature = "measure")]
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct PhaseTimes {
     /// Rust value to a JS value (a string, or an object tree).
@@ -188,6 +191,7 @@ pub enum Response {
         json: Result<String, String>,
     },
     /// [`Request::ProtocolBench`]'s medians.
+    #[cfg(feature = "measure")]
     ProtocolBench {
         /// The reply's JSON text, bytes.
         json_bytes: usize,

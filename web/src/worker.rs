@@ -1,7 +1,8 @@
 //! The worker: holds the imported traces and answers [`Request`]s with the core's results. Each
 //! kind of request has its function in a module by job: `load` (imports, following, export),
 //! `analysis` (analysis, call breakdowns, replays, the report), `policy` (TOML policies), `bench`
-//! (the protocol measurement); `assets` fetches the core's tables, `gunzip` decompresses.
+//! (the protocol measurement, in the `measure` build only); `assets` fetches the core's tables,
+//! `gunzip` decompresses.
 
 use crate::protocol::{LiveStatus, Request, Response};
 use memlens_core::cost::PriceTable;
@@ -16,6 +17,7 @@ use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 
 mod analysis;
 mod assets;
+#[cfg(feature = "measure")]
 mod bench;
 mod gunzip;
 mod load;
@@ -187,6 +189,7 @@ fn handle(scope: &DedicatedWorkerGlobalScope, request: Request, payload: JsValue
         Request::CallView { .. } => "call view",
         Request::Replays { .. } => "frontier",
         Request::Report { .. } => "report",
+        #[cfg(feature = "measure")]
         Request::ProtocolBench { .. } => "protocol measurement",
     };
     let result = STATE.with(|s| {
@@ -226,6 +229,7 @@ fn answer(
         Request::Append => load::append(state, prices, payload),
         Request::Export { redact } => Ok(load::export(state, redact)),
         Request::Analyze { trace, options } => analysis::analysis(state, prices, trace, &options),
+        #[cfg(feature = "measure")]
         Request::ProtocolBench { trace, rounds } => bench::answer(state, prices, trace, rounds),
         Request::ParsePolicy { text } => Ok(Response::Policy {
             json: policy::toml_policy_as_json(&text),

@@ -1,11 +1,11 @@
 //! `memlens inspect --calls`: every call's input, what it shared with the previous call, and why
 //! the shared (cacheable) prefix ended there (`memlens_core::diff`).
 
-use crate::fmt::usd;
 use crate::out::outln;
 use memlens_core::diff::{CallChange, PrefixCause};
 use memlens_core::tokens::call_tokens;
 use memlens_core::{ChunkId, Trace};
+use memlens_report::fmt::usd;
 use serde::Serialize;
 
 /// One call in `inspect --calls --json`: chunk references as the trace's stable keys.

@@ -2,7 +2,6 @@
 //! (memlens-fit), cross-validated by trace, written as a policy file.
 
 use crate::atomic::write_atomically;
-use crate::fmt::truncate;
 use crate::input::{ImportedFiles, Inputs};
 use crate::out::{self, outln};
 use crate::problems::report_unreadable;
@@ -15,6 +14,7 @@ use memlens_fit::{
     cases, cross_validate, fit, total, Case, EdgeMargin, FieldDrops, FitOptions, Fitted, Fold,
     Outcome, WeightsFrom,
 };
+use memlens_report::fmt::truncate;
 use serde::Serialize;
 use std::path::Path;
 use std::process::ExitCode;

@@ -1,11 +1,11 @@
 //! The human-readable `inspect` report.
 
-use crate::fmt::{truncate, usd};
 use crate::out::outln;
 use memlens_core::compaction::ItemTally;
 use memlens_core::report::{TopChunk, TraceSummary};
 use memlens_core::Category;
 use memlens_import::Import;
+use memlens_report::fmt::{truncate, usd};
 use std::collections::BTreeMap;
 
 /// How many traces get a row of their own before the total.

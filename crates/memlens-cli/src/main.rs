@@ -30,7 +30,6 @@ mod calls;
 mod columns;
 mod convert;
 mod fit;
-mod fmt;
 mod human;
 mod input;
 mod inspect;

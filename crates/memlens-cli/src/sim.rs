@@ -1,6 +1,5 @@
 //! `memlens simulate`, `sweep` and `compare`: replay traces under policies and budgets.
 
-use crate::fmt::{truncate, usd};
 use crate::input::{read, ImportedFiles, Inputs};
 use crate::out::outln;
 use memlens_core::analysis::simulated_compactions;
@@ -9,6 +8,7 @@ use memlens_core::cost::PriceTable;
 use memlens_core::policy::PolicyConfig;
 use memlens_core::simulate::{simulate, SimReport, Totals};
 use memlens_core::Trace;
+use memlens_report::fmt::{truncate, usd};
 use serde::Serialize;
 use std::path::Path;
 

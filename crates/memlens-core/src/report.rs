@@ -5,7 +5,7 @@ use crate::cost::{trace_cost, CallCost, PriceTable, TraceCost};
 use crate::model::{Category, Trace};
 use crate::references::AccessGraph;
 use crate::tokens::{Encoding, TokenCounter};
-use crate::unrecorded::{calibration, Calibration};
+pub use crate::unrecorded::UNRECORDED_ATTRIBUTE;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -111,9 +111,33 @@ pub struct TraceSummary {
     pub notes: Vec<String>,
 }
 
-/// The trace attribute an importer sets to name content the provider was sent but the file does
-/// not record (a system prompt, tool definitions): counted input is then below reported input.
-pub const UNRECORDED_ATTRIBUTE: &str = "unrecorded";
+/// Reported input against counted input over the calls that report it: how far the counts in
+/// o200k (or the trace's encoding) stand from the provider's own tokenizer. A calibrated
+/// estimate of the log's part in the model's tokens is `ratio` times its counted tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Calibration {
+    /// Reported input (less the unrecorded item) over counted input (less the item).
+    pub ratio: f64,
+    /// Calls that report input.
+    pub calls: usize,
+}
+
+/// The [`Calibration`] of a trace's calls; `None` when no call reports input.
+pub fn calibration(calls: &[CallCost]) -> Option<Calibration> {
+    let (mut reported, mut counted, mut n) = (0u64, 0u64, 0usize);
+    for c in calls {
+        let Some(r) = c.reported_input.filter(|&r| r > 0) else {
+            continue;
+        };
+        reported = reported.saturating_add(r.saturating_sub(c.unrecorded));
+        counted += c.counted.input.saturating_sub(c.unrecorded);
+        n += 1;
+    }
+    (n > 0 && counted > 0).then(|| Calibration {
+        ratio: reported as f64 / counted as f64,
+        calls: n,
+    })
+}
 
 /// Summarizes a counted trace. `top` is how many top chunks to list.
 pub fn summarize(trace: &Trace, prices: &PriceTable, top: usize) -> TraceSummary {

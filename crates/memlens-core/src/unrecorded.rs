@@ -11,7 +11,8 @@
 //!   than 5%, so a prompt that stayed the same stays one cached prefix.
 //! - **What remains** per call, `reported − counted` with the item counted in, is the counting
 //!   difference: the tokenizer's (o200k standing in for a model's own) and the framing's.
-//!   [`calibration`] gives the ratio of reported to counted over the calls that report both.
+//!   [`crate::report::calibration`] gives the ratio of reported to counted over the calls that
+//!   report both.
 //! - **Policies keep it** ([`Chunk::is_preamble`]): it is in a replay's sent and full input
 //!   alike, never in its savings.
 //!
@@ -35,11 +36,12 @@
 //! assert_eq!(unrecorded::tokens_in(&trace, &trace.calls[0]), 2000 - counted);
 //! ```
 
-use crate::cost::CallCost;
 use crate::model::{Call, Category, Chunk, ChunkId, ChunkMeta, Trace};
-use crate::report::UNRECORDED_ATTRIBUTE;
 use crate::tokens::call_tokens;
-use serde::{Deserialize, Serialize};
+
+/// The trace attribute an importer sets to name content the provider was sent but the file does
+/// not record (a system prompt, tool definitions): counted input is then below reported input.
+pub const UNRECORDED_ATTRIBUTE: &str = "unrecorded";
 
 /// What the item stands for when the importer does not say.
 const UNKNOWN_CONTENT: &str = "context the provider counted but the file does not hold \
@@ -189,34 +191,6 @@ pub fn tokens_in(trace: &Trace, call: &Call) -> u64 {
         .filter(|c| c.category == Category::Unrecorded)
         .map(|c| u64::from(c.tokens))
         .sum()
-}
-
-/// Reported input against counted input over the calls that report it: how far the counts in
-/// o200k (or the trace's encoding) stand from the provider's own tokenizer. A calibrated
-/// estimate of the log's part in the model's tokens is `ratio` times its counted tokens.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Calibration {
-    /// Reported input (less the unrecorded item) over counted input (less the item).
-    pub ratio: f64,
-    /// Calls that report input.
-    pub calls: usize,
-}
-
-/// The [`Calibration`] of a trace's calls; `None` when no call reports input.
-pub fn calibration(calls: &[CallCost]) -> Option<Calibration> {
-    let (mut reported, mut counted, mut n) = (0u64, 0u64, 0usize);
-    for c in calls {
-        let Some(r) = c.reported_input.filter(|&r| r > 0) else {
-            continue;
-        };
-        reported = reported.saturating_add(r.saturating_sub(c.unrecorded));
-        counted += c.counted.input.saturating_sub(c.unrecorded);
-        n += 1;
-    }
-    (n > 0 && counted > 0).then(|| Calibration {
-        ratio: reported as f64 / counted as f64,
-        calls: n,
-    })
 }
 
 #[cfg(test)]

@@ -3,8 +3,7 @@
 
 use memlens_core::value::splitmix64;
 
-use crate::candidates::{Replayer, Settings};
-use crate::{edge_margin, Candidate, EdgeMargin, FitError, ThresholdRun};
+use crate::Candidate;
 
 /// The ceiling a candidate is held to ([`within_ceiling`]): the share of calls with a miss
 /// allowed, and in what share of the resamplings.
@@ -84,54 +83,4 @@ pub fn within_ceiling(per_trace: &[(u64, u64)], ceiling: f64, confidence: f64) -
         held += usize::from(fits(c, m));
     }
     held as f64 >= confidence * RESAMPLES as f64
-}
-
-/// At a zero ceiling the resamplings cannot show how near the edge a threshold is: keeps
-/// `best`'s threshold below it by k - 1 times as far as leaving one of k (`folds`) folds out
-/// moved the edge (`margin.rs`). The lowered threshold is replayed and added to `candidates`,
-/// and replaces `best` where it is within the ceiling too (a lower threshold that misses where
-/// the edge did not would be no safer). `None` where no margin was needed.
-pub(crate) fn keep_below_edge(
-    replayer: &Replayer,
-    candidates: &mut Vec<Candidate>,
-    best: &mut Candidate,
-    ceiling: Ceiling,
-    folds: usize,
-) -> Result<Option<EdgeMargin>, FitError> {
-    let Some(at) = best
-        .threshold
-        .filter(|_| ceiling.share <= 0.0 && ceiling.holds(best))
-    else {
-        return Ok(None);
-    };
-    let runs: Vec<ThresholdRun> = candidates
-        .iter()
-        .filter(|c| c.same_settings_as(best))
-        .filter_map(|c| {
-            c.threshold.map(|threshold| ThresholdRun {
-                threshold,
-                per_trace: &c.per_trace,
-            })
-        })
-        .collect();
-    let margin = edge_margin(&runs, at, folds);
-    if margin > 0.0 {
-        let lowered = ((at - margin) * 1000.0).round() / 1000.0;
-        let threshold = (lowered > 0.0).then_some(lowered);
-        let c = replayer.replay(Settings {
-            threshold,
-            echoed_replies: false,
-            ..Settings::of(best)
-        })?;
-        candidates.push(c.clone());
-        if ceiling.holds(&c) {
-            *best = c;
-        }
-        return Ok(Some(EdgeMargin {
-            edge: at,
-            margin,
-            threshold,
-        }));
-    }
-    Ok(None)
 }

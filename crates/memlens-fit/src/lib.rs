@@ -70,8 +70,8 @@ pub use margin::{edge_margin, EdgeMargin, ThresholdRun};
 pub use replay::{evaluate, evaluate_each, total, Outcome};
 pub use samples::samples;
 
-use candidates::{json_forms, Replayer, Settings};
-use ceiling::{choose, keep_below_edge, Ceiling};
+use candidates::{json_forms, keep_below_edge, Replayer, Settings};
+use ceiling::{choose, Ceiling};
 use field_drops::{choose_field_drops, with_field_drops};
 use memlens_core::cost::PriceTable;
 use memlens_core::model::Trace;

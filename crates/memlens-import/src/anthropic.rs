@@ -3,11 +3,11 @@
 //! `thinking` / `redacted_thinking`, `tool_use`, `tool_result` (in the following user turn),
 //! `image` / `document`; usage with `cache_read_input_tokens` / `cache_creation_input_tokens`.
 
+use crate::chat::{import_records, log_parts, Reader, Response, Slot};
 use crate::document::Document;
 use crate::error::{ImportError, Location};
 use crate::json::{array_at, as_text, str_at, type_name, u64_at};
-use crate::live::Slot;
-use crate::openai::{import_records, log_parts, tool_definitions, Dialect, Response};
+use crate::openai::tool_definitions;
 use crate::{Context, Importer};
 use memlens_core::builder::{Message, Part, Role};
 use memlens_core::{Trace, Usage};
@@ -63,11 +63,11 @@ impl Importer for Anthropic {
     }
 
     fn import(&self, doc: Document<'_>, cx: &mut Context<'_>) -> Result<Vec<Trace>, ImportError> {
-        import_records(doc, cx, "anthropic", &ANTHROPIC_DIALECT)
+        import_records(doc, cx, "anthropic", &ANTHROPIC_READER)
     }
 }
 
-const ANTHROPIC_DIALECT: Dialect = Dialect {
+const ANTHROPIC_READER: Reader = Reader {
     request_messages,
     response,
 };

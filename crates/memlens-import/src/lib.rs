@@ -30,6 +30,7 @@
 
 mod anthropic;
 mod atif;
+mod chat;
 mod claude_code;
 mod codex;
 pub mod document;

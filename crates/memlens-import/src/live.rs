@@ -15,43 +15,13 @@
 //! assert!(parse_message(&json!({"content": "no role"}), None).is_err());
 //! ```
 
+pub use crate::chat::{Dialect, Slot};
 use crate::error::{ImportError, Location};
 use crate::json::type_name;
 use crate::{anthropic, openai, Context};
 use memlens_core::builder::Message;
 pub use openai::is_text_item;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
-
-/// The message shapes MemLens reads live.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Dialect {
-    /// OpenAI Chat Completions messages (`tool_calls`, `role: "tool"`).
-    #[serde(rename = "openai")]
-    OpenAi,
-    /// Anthropic Messages (`tool_use` / `tool_result` blocks).
-    Anthropic,
-}
-
-/// Where a part's text lives in its message object: one per part of a parsed message, set by
-/// the importer that made the part, so rendering a managed context back cannot drift from
-/// parsing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Slot {
-    /// A string field of the message (`reasoning_content`, `reasoning`, `refusal`).
-    Key(&'static str),
-    /// The whole `content` of an OpenAI tool message.
-    ToolContent,
-    /// The text of `content`: the string, or (OpenAI) every text item of the content array.
-    Text,
-    /// Item `i` of the `content` array (a non-text OpenAI part, an Anthropic block).
-    Item(usize),
-    /// `tool_calls[i]` (OpenAI).
-    ToolCall(usize),
-    /// The legacy `function_call` (OpenAI).
-    FunctionCall,
-}
 
 /// A parsed message.
 #[derive(Debug, Clone)]

@@ -4,14 +4,12 @@
 //! `role: "tool"`, the legacy `function_call` / `role: "function"`, `developer`, multi-part content
 //! and `reasoning_content`.
 
+use crate::chat::{import_records, log_parts, Reader, Response, Slot};
 use crate::document::Document;
-use crate::error::source_pos;
 use crate::error::{ImportError, Location};
 use crate::json::{array_at, as_text, str_at, type_name, u64_at};
-use crate::live::Slot;
-use crate::logs::{build_traces, LoggedCall};
 use crate::{Context, Importer};
-use memlens_core::builder::{CallInfo, Message, Part, Role, TraceBuilder};
+use memlens_core::builder::{Message, Part, Role, TraceBuilder};
 use memlens_core::{Trace, Usage};
 use serde_json::Value;
 
@@ -42,138 +40,14 @@ impl Importer for OpenAi {
             push_conversation(&mut b, &items, Location::default(), cx);
             return Ok(vec![cx.finish(b, Location::default())]);
         }
-        import_records(doc, cx, "openai", &OPENAI_DIALECT)
+        import_records(doc, cx, "openai", &OPENAI_READER)
     }
 }
 
-/// How one chat dialect reads messages, responses and usage: shared by the OpenAI and Anthropic
-/// importers, which differ only in these.
-pub struct Dialect {
-    /// Parses a request's messages (and the system field, for Anthropic) into normalized messages.
-    pub request_messages: fn(&Value, Location, &mut Context<'_>) -> Option<Vec<Message>>,
-    /// Parses a response object into output messages, model and usage.
-    pub response: fn(&Value, Location, &mut Context<'_>) -> Response,
-}
-
-/// What a response record holds: output messages, model, usage.
-pub type Response = (Vec<Message>, Option<String>, Option<Usage>);
-
-const OPENAI_DIALECT: Dialect = Dialect {
+const OPENAI_READER: Reader = Reader {
     request_messages,
     response,
 };
-
-/// Reads records that are either whole conversations or logged calls.
-pub fn import_records(
-    doc: Document<'_>,
-    cx: &mut Context<'_>,
-    format: &str,
-    dialect: &Dialect,
-) -> Result<Vec<Trace>, ImportError> {
-    let mut traces = Vec::new();
-    let mut calls = Vec::new();
-    for item in doc.into_records() {
-        let Some((location, record)) = cx.accept(item) else {
-            continue;
-        };
-        let record = &record;
-        if let Some((request, response)) = log_parts(record) {
-            let Some(input) = (dialect.request_messages)(request, location, cx) else {
-                cx.warn(
-                    location,
-                    "request skipped: it has no \"messages\" list (its response is not a call)",
-                );
-                continue;
-            };
-            let (output, model, usage) = (dialect.response)(response, location, cx);
-            let model = model.or_else(|| str_at(request, "model").map(str::to_string));
-            calls.push(LoggedCall {
-                group: group_id(record).or_else(|| group_id(request)),
-                input,
-                output,
-                info: CallInfo {
-                    model,
-                    usage,
-                    started_at: time_field(
-                        record,
-                        &["start_time", "startTime", "created_at", "timestamp"],
-                    )
-                    .or_else(|| time_field(response, &["created"])),
-                    ended_at: time_field(record, &["end_time", "endTime"]),
-                    latency_ms: record
-                        .get("latency_ms")
-                        .and_then(Value::as_f64)
-                        .or_else(|| {
-                            record
-                                .get("latency")
-                                .and_then(Value::as_f64)
-                                .map(|s| s * 1000.0)
-                        }),
-                    source: Some(source_pos(location)),
-                },
-                location,
-            });
-        } else if let Some(messages) = (dialect.request_messages)(record, location, cx) {
-            let id = group_id(record).unwrap_or_else(|| format!("conversation-{}", traces.len()));
-            let mut b = TraceBuilder::new(id, format);
-            b.set_model(str_at(record, "model").map(str::to_string));
-            for m in messages {
-                b.push_message(m, None);
-            }
-            b.reconstruct_calls();
-            traces.push(cx.finish(b, location));
-        } else {
-            cx.warn(
-                location,
-                "skipped: not a conversation or a request/response record",
-            );
-        }
-    }
-    traces.extend(build_traces(calls, format, cx));
-    Ok(traces)
-}
-
-fn time_field(v: &Value, keys: &[&str]) -> Option<String> {
-    keys.iter()
-        .find_map(|k| v.get(*k).filter(|x| x.is_string() || x.is_number()))
-        .map(as_text)
-}
-
-/// An explicit conversation id on a record.
-fn group_id(v: &Value) -> Option<String> {
-    const KEYS: [&str; 6] = [
-        "trace_id",
-        "session_id",
-        "conversation_id",
-        "thread_id",
-        "traceId",
-        "sessionId",
-    ];
-    KEYS.iter()
-        .find_map(|k| v.get(*k))
-        .or_else(|| {
-            v.get("metadata")
-                .and_then(|m| KEYS.iter().find_map(|k| m.get(*k)))
-        })
-        .filter(|x| x.is_string() || x.is_number())
-        .map(as_text)
-}
-
-/// Splits a logged call into (request, response), for the shapes users log.
-pub fn log_parts(record: &Value) -> Option<(&Value, &Value)> {
-    for (req, res) in [("request", "response"), ("input", "output"), ("req", "res")] {
-        if let (Some(q), Some(s)) = (record.get(req), record.get(res)) {
-            if q.is_object() && s.is_object() {
-                return Some((q, s));
-            }
-        }
-    }
-    // LiteLLM-style: messages beside the response.
-    match (record.get("messages"), record.get("response")) {
-        (Some(Value::Array(_)), Some(res @ Value::Object(_))) => Some((record, res)),
-        _ => None,
-    }
-}
 
 fn is_message(v: &Value) -> bool {
     v.get("role").is_some_and(Value::is_string)

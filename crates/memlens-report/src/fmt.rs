@@ -1,4 +1,5 @@
-//! Numbers and text as the report prints them, and HTML escaping.
+//! Numbers and text as MemLens prints them (the report, the CLI and the web app alike), and HTML
+//! escaping.
 
 /// `1234567` as `1,234,567`.
 pub fn int(n: impl Into<i128>) -> String {
@@ -68,7 +69,7 @@ pub fn escape(text: &str) -> String {
 }
 
 /// At most `max` characters, with an ellipsis when cut.
-pub(crate) fn truncate(s: &str, max: usize) -> String {
+pub fn truncate(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
         s.to_string()
     } else {

@@ -15,6 +15,7 @@ use wasm_bindgen::JsValue;
 pub fn on_response(ctx: Ctx, response: Response) {
     match response {
         // Only `scripts/web.sh measure` asks for it, from a worker of its own.
+        #[cfg(feature = "measure")]
         Response::ProtocolBench { .. } => {}
         Response::Policy { text, json } => {
             if ctx.policy_text.with_untracked(|t| *t == text) {

@@ -1,7 +1,7 @@
 //! One trace, analyzed for a viewer: what the web app shows and the npm package's `analyzeTrace`
 //! returns. Everything here is read off the core's own results — [`report::summarize`] for the
 //! numbers `memlens inspect` prints, [`cost::trace_cost`] for attributed cost, [`value::score_trace`]
-//! and [`ValueEngine`] for values, [`references::detect`] for the access graph and
+//! and [`ValueEngine`](crate::value::ValueEngine) for values, [`references::detect`] for the access graph and
 //! [`simulate::simulate_trace`] for replays — so a viewer never recomputes a figure by hand.
 //!
 //! Every type here is `Serialize` *and* `Deserialize` (the core's own report types are only
@@ -38,10 +38,10 @@
 use crate::compaction::CompactionReport;
 use crate::cost::{trace_cost, PriceTable, TraceCost};
 use crate::diff::{call_changes, PrefixCause};
-use crate::model::{Category, ChunkId, Trace, TraceLink};
+use crate::model::{Category, Trace, TraceLink};
 use crate::references::{detect, AccessGraph, EvidenceKind};
 use crate::report::{preview, summarize, summarize_with, TraceFigures};
-use crate::value::{score_trace, ChunkValue, Factors, ValueConfig, ValueEngine, Weights};
+use crate::value::{replay_values, score_trace, ChunkValue, Factors, ValueConfig, Weights};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 
@@ -465,9 +465,8 @@ fn edges(graph: &AccessGraph) -> Vec<Edge> {
         .collect()
 }
 
-/// The value of each chunk at each call that carried it, as a live engine would have seen it then:
-/// chunks are added at the first call that carries them, and uses count only the outputs of
-/// earlier calls. The task is the first user message, as in [`score_trace`].
+/// The value of each chunk at each call that carried it, as a live engine would have seen it then
+/// ([`replay_values`]: the same replay the fit learns from).
 fn heatmap(
     trace: &Trace,
     graph: &AccessGraph,
@@ -488,44 +487,17 @@ fn heatmap(
             })
         })
         .collect();
-    let task = trace
-        .chunks
-        .iter()
-        .find(|c| c.category == Category::User)
-        .map(|c| c.content.as_str());
-    let mut engine = ValueEngine::new(config.clone());
-    let mut uses = vec![0u32; trace.chunks.len()];
-    for (i, call) in trace.calls.iter().enumerate() {
-        let i = i as u32;
-        if i > 0 {
-            for &used in graph.used_at(i - 1) {
-                if let Some(u) = uses.get_mut(used.index()) {
-                    *u += 1;
-                    engine.set_uses(used, *u);
-                }
-            }
-        }
-        let ids: Vec<ChunkId> = call
-            .input
-            .iter()
-            .copied()
-            .filter(|id| id.index() < trace.chunks.len())
-            .collect();
-        for &id in &ids {
-            if !engine.contains(id) {
-                engine.add(trace.chunk(id), i, None);
-                engine.set_uses(id, uses[id.index()]);
-            }
-        }
-        let values = engine.values(&ids, i, None, task);
-        for (id, v) in ids.iter().zip(values) {
+    replay_values(trace, graph, config, |engine, step| {
+        let i = step.call.index;
+        let values = engine.values(&step.ids, i, step.now_secs, step.query);
+        for (id, v) in step.ids.iter().zip(values) {
             if let Some(Some(row)) = rows.get_mut(id.index()) {
                 if let Some(cell) = row.cells.get_mut((i - row.first_call) as usize) {
                     *cell = 1 + (v.clamp(0.0, 1.0) * 254.0).round() as u8;
                 }
             }
         }
-    }
+    });
     rows.into_iter().flatten().collect()
 }
 

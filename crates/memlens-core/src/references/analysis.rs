@@ -1,19 +1,11 @@
 //! A chunk's content as the detector reads it: distinctive tokens, prose fragments with their
 //! words (quote shingles) and candidate rare terms. JSON content is read by its values.
 
-use super::scan::{is_path, number, scan};
+use super::scan::{is_path, number, scan, Token};
 use super::{EvidenceKind, QUOTE_MIN_CONTENT, QUOTE_WORDS, RARE_MIN_LEN};
 use crate::text::{self, is_stop_word, stem};
 use foldhash::HashSet;
 use serde_json::Value;
-
-/// A distinctive token: its match key (lowercase, normalized), kind and spelling in the text.
-#[derive(Debug, Clone, PartialEq)]
-pub(super) struct Token {
-    pub(super) key: String,
-    pub(super) kind: EvidenceKind,
-    pub(super) text: String,
-}
 
 /// A candidate rare term: its stem and the word as written (lowercase).
 pub(super) type Term = (String, String);

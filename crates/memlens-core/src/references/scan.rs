@@ -1,8 +1,15 @@
 //! The scanner: identifiers (codes, emails, URLs, paths, code names) and numbers (normalized
 //! decimals, dates, clock times) of a text.
 
-use super::analysis::Token;
 use super::{EvidenceKind, MAX_TOKEN_LEN, MIN_IDENT_LEN, MIN_NUMBER_DIGITS};
+
+/// A distinctive token: its match key (lowercase, normalized), kind and spelling in the text.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Token {
+    pub(super) key: String,
+    pub(super) kind: EvidenceKind,
+    pub(super) text: String,
+}
 
 /// A character of a scanned span: letters, digits and the punctuation inside codes, numbers,
 /// emails, URLs and paths. CJK letters are not ([`crate::text::is_cjk`]): written without

@@ -4,7 +4,7 @@
 
 use super::factors::{clamp01, decay, ChunkValue, Factors, Label, SanitizedWeights};
 use super::minhash::{analyze, hash_rows};
-use super::score::{popularity_of_uses, FixedFactors, Tables};
+use super::score::{popularity_of_uses, Entry, FixedFactors, Tables};
 use super::{ValueConfig, LSH_BANDS, LSH_ROWS, MINHASH_HASHES};
 use crate::model::{Category, Chunk, ChunkId, Trace};
 use crate::retrieval::{Bm25Index, QueryCache};
@@ -17,34 +17,6 @@ pub(super) const MAX_BUCKET: usize = 64;
 
 /// The longest recency decay table kept (ages in calls; 8 MB).
 const MAX_DECAY_TABLE: u32 = 1 << 20;
-
-/// What [`ValueEngine::add`] keeps per chunk: only config-independent facts, so the config can be
-/// changed ([`ValueEngine::set_config`]) without re-adding.
-#[derive(Debug, Clone)]
-pub(super) struct Entry {
-    pub(super) id: ChunkId,
-    pub(super) key: String,
-    pub(super) category: Category,
-    /// Tokens for value per token (framing included).
-    pub(super) tokens: u32,
-    /// Tokens of the content alone.
-    pub(super) content_tokens: u32,
-    pub(super) tokens_estimated: bool,
-    pub(super) added_at_call: u32,
-    pub(super) time_secs: Option<f64>,
-    pub(super) distinct_terms: u32,
-    /// Distinct / total word shingles (1 when there are none).
-    pub(super) uniqueness: f64,
-    /// Estimated Jaccard similarity to the most similar earlier chunk found, and its slot.
-    pub(super) similarity: f64,
-    pub(super) similar_to: Option<u32>,
-    pub(super) latency_ms: Option<f64>,
-    pub(super) uses: u32,
-    pub(super) label: Option<Label>,
-    pub(super) pinned: bool,
-    /// A value the host's scorer gave, in `[0, 1]`: it replaces the factors' weighted sum.
-    pub(super) host_value: Option<f32>,
-}
 
 /// Incremental scorer for the live engine and the simulator: chunks are added in order; state per
 /// chunk is computed once on add (terms, MinHash, density, redundancy vs earlier chunks, BM25

@@ -61,6 +61,7 @@ mod engine;
 mod factors;
 mod fit;
 mod minhash;
+mod replay;
 mod score;
 #[cfg(test)]
 mod tests;
@@ -70,6 +71,7 @@ pub use engine::{score_trace, ValueEngine};
 pub use factors::{ChunkValue, Factors, Label};
 pub use fit::{agreement, fit_weights, FitReport, FIT_STEPS};
 pub use minhash::splitmix64;
+pub use replay::{replay_values, ValueStep};
 
 /// Number of MinHash functions per chunk.
 pub const MINHASH_HASHES: usize = 64;

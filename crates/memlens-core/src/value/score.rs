@@ -3,10 +3,37 @@
 //! context every turn needs the numbers alone ([`ValueEngine::values`]).
 
 use super::config::generation_cost_prior;
-use super::engine::Entry;
 use super::factors::{clamp01, decay, saturate, ChunkValue, Factors, Label};
 use super::{ValueConfig, ValueEngine};
-use crate::model::ChunkId;
+use crate::model::{Category, ChunkId};
+
+/// What [`ValueEngine::add`] keeps per chunk: only config-independent facts, so the config can be
+/// changed ([`ValueEngine::set_config`]) without re-adding.
+#[derive(Debug, Clone)]
+pub(super) struct Entry {
+    pub(super) id: ChunkId,
+    pub(super) key: String,
+    pub(super) category: Category,
+    /// Tokens for value per token (framing included).
+    pub(super) tokens: u32,
+    /// Tokens of the content alone.
+    pub(super) content_tokens: u32,
+    pub(super) tokens_estimated: bool,
+    pub(super) added_at_call: u32,
+    pub(super) time_secs: Option<f64>,
+    pub(super) distinct_terms: u32,
+    /// Distinct / total word shingles (1 when there are none).
+    pub(super) uniqueness: f64,
+    /// Estimated Jaccard similarity to the most similar earlier chunk found, and its slot.
+    pub(super) similarity: f64,
+    pub(super) similar_to: Option<u32>,
+    pub(super) latency_ms: Option<f64>,
+    pub(super) uses: u32,
+    pub(super) label: Option<Label>,
+    pub(super) pinned: bool,
+    /// A value the host's scorer gave, in `[0, 1]`: it replaces the factors' weighted sum.
+    pub(super) host_value: Option<f32>,
+}
 
 /// A factor's value and, when explanations are asked for, its sentence.
 type Explained = (f32, Option<String>);
