@@ -11,8 +11,8 @@ use memlens_core::policy::{PolicyConfig, RunKind};
 use memlens_core::value::Factors;
 use memlens_core::Trace;
 use memlens_fit::{
-    cases, cross_validate, fit, total, Case, EdgeMargin, FieldDrops, FitOptions, Fitted, Fold,
-    Outcome, WeightsFrom,
+    cases, fit_and_validate, total, EdgeMargin, FieldDrops, FitOptions, Fitted, Fold, Outcome,
+    WeightsFrom,
 };
 use memlens_report::fmt::truncate;
 use serde::Serialize;
@@ -105,13 +105,8 @@ fn fit_cmd(args: &FitArgs, base: &PolicyConfig) -> Result<Vec<String>, String> {
     let (prices, traces, errors) = read_traces(args.inputs)?;
     let options = fit_options(args, base);
     let cases = cases(&traces);
-    let folds = if args.folds >= 2 {
-        cross_validate(&cases, args.folds, &options, &prices).map_err(|e| e.to_string())?
-    } else {
-        Vec::new()
-    };
-    let all: Vec<&Case> = cases.iter().collect();
-    let fitted = fit(&all, &options, &prices).map_err(|e| e.to_string())?;
+    let (fitted, folds) =
+        fit_and_validate(&cases, args.folds, &options, &prices).map_err(|e| e.to_string())?;
     let rows = fold_rows(&folds);
 
     if let Some(path) = args.output {

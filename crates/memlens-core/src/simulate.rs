@@ -37,7 +37,7 @@ use crate::policy::validate::{check, Violation};
 use crate::policy::{
     Decision, Engine, EngineOptions, EntryForm, Hindsight, PolicyConfig, PolicyError,
 };
-use crate::references::{contains_evidence, detect, AccessGraph};
+use crate::references::{detect, AccessGraph, EvidenceText};
 use crate::tokens::{TokenCounter, REPLY_PRIMING_TOKENS};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -253,6 +253,7 @@ pub fn simulate_trace(
     };
     let mut previous_sent: Vec<(Option<ChunkId>, u32)> = Vec::new();
     let mut previous_full: &[ChunkId] = &[];
+    let mut read = HashMap::new();
     replay(trace, graph, policy, budget, prices, |call, decision| {
         let sent: Vec<(Option<ChunkId>, u32)> = decision
             .entries
@@ -292,7 +293,7 @@ pub fn simulate_trace(
         };
         let cost_usd = cost(decision.tokens, cached).map(|c| c + decision.summary_cost_usd);
         let full_cost_usd = cost(full_input, full_cached);
-        let misses = misses(trace, graph, call.index, &call.input, decision);
+        let misses = misses(trace, graph, call.index, &call.input, decision, &mut read);
         // Checked for every policy: MemLens' own are held to zero, the incumbents' violations
         // are what they do.
         let violations = check(|id| trace.chunk(id), &call.input, decision);
@@ -442,12 +443,15 @@ pub(crate) fn valid_ids<'t>(trace: &Trace, input: &'t [ChunkId]) -> Cow<'t, [Chu
 }
 
 /// Evidence used by the call's output that no sent chunk carried.
+/// `read` keeps each compressed chunk's text as read at an earlier call: a chunk stays compressed
+/// the same way over many calls, and reading its text is the check's whole cost.
 fn misses(
     trace: &Trace,
     graph: &AccessGraph,
     call: u32,
     full: &[ChunkId],
     d: &Decision,
+    read: &mut HashMap<ChunkId, EvidenceText>,
 ) -> Vec<Miss> {
     // What each sent chunk carries: its own text (None), or the text it was compressed to.
     let mut sent: HashMap<ChunkId, Option<&str>> = HashMap::new();
@@ -458,6 +462,13 @@ fn misses(
                 _ => None,
             };
             sent.insert(id, text);
+        }
+    }
+    for c in graph.groups_at(call).iter().flat_map(|g| &g.chunks) {
+        if let Some(Some(text)) = sent.get(c) {
+            if read.get(c).is_none_or(|r| r.text() != *text) {
+                read.insert(*c, EvidenceText::new(text));
+            }
         }
     }
     let live: std::collections::HashSet<ChunkId> = full.iter().copied().collect();
@@ -472,7 +483,7 @@ fn misses(
                         None => false,
                         Some(None) => true,
                         // A compressed chunk counts only when the evidence survived.
-                        Some(Some(text)) => contains_evidence(text, &g.evidence),
+                        Some(Some(_)) => read.get(c).is_some_and(|r| r.contains(&g.evidence)),
                     }
             })
         })

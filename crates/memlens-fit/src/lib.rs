@@ -65,7 +65,7 @@ pub use candidates::run_kind;
 pub use ceiling::{within_ceiling, RESAMPLES};
 pub use field_drops::{FieldDrops, FieldTrial};
 pub use fields::{drop_rules, field_uses, DropRules, FieldUse};
-pub use folds::{cross_validate, Fold};
+pub use folds::{cross_validate, fit_and_validate, Fold};
 pub use margin::{edge_margin, EdgeMargin, ThresholdRun};
 pub use replay::{evaluate, evaluate_each, total, Outcome};
 pub use samples::samples;

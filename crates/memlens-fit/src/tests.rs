@@ -401,3 +401,31 @@ fn cross_validation_holds_out_every_trace_once() {
         })
     ));
 }
+
+#[test]
+fn fits_side_by_side_equal_fits_one_by_one() {
+    let traces: Vec<Trace> = (0..6).map(trace).collect();
+    let cases = cases(&traces);
+    let options = FitOptions {
+        budget: 300,
+        thresholds: vec![0.2, 0.4],
+        size_exponents: vec![0.0],
+        ..FitOptions::default()
+    };
+    let prices = PriceTable::builtin();
+    let (fitted, folds) = fit_and_validate(&cases, 3, &options, &prices).expect("fits");
+    let all: Vec<&Case> = cases.iter().collect();
+    let alone = fit(&all, &options, &prices).expect("fit");
+    assert_eq!(format!("{fitted:?}"), format!("{alone:?}"));
+    for (i, fold) in folds.iter().enumerate() {
+        let train: Vec<&Case> = (0..cases.len())
+            .filter(|j| j % 3 != i)
+            .map(|j| &cases[j])
+            .collect();
+        let one = fit(&train, &options, &prices).expect("fold fit");
+        assert_eq!(fold.index, i);
+        assert_eq!(format!("{:?}", fold.fitted), format!("{one:?}"));
+    }
+    let (_, none) = fit_and_validate(&cases, 0, &options, &prices).expect("no folds");
+    assert!(none.is_empty());
+}

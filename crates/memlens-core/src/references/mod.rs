@@ -169,40 +169,70 @@ pub fn detect(trace: &Trace) -> AccessGraph {
 /// altered form (compressed, truncated): the evidence survived when this holds. The evidence text
 /// is the output's spelling, so a plain substring test would miss many of these.
 pub fn contains_evidence(text: &str, evidence: &Evidence) -> bool {
-    match evidence.kind {
-        EvidenceKind::ToolCallId | EvidenceKind::Identifier | EvidenceKind::Number => {
-            let Some(key) = Analysis::of(&evidence.text).tokens.into_iter().next() else {
-                return false;
-            };
-            // `121,239` is a thousands-grouped number in prose and two values in a TOON row or
-            // any comma-separated list: the evidence survived if either reading holds it.
-            Analysis::of(text).keys.contains(&key.key)
-                || (evidence.kind == EvidenceKind::Number
-                    && text.contains(',')
-                    && Analysis::of(&text.replace(',', ", "))
-                        .keys
-                        .contains(&key.key))
+    EvidenceText::new(text).contains(evidence)
+}
+
+/// A text read once for many [`contains_evidence`] checks: a simulator asks of one compressed
+/// chunk at every call that still carries it, and reading the text is the check's whole cost.
+pub struct EvidenceText {
+    text: String,
+    analysis: Analysis,
+    /// The text with `, ` for `,`, read on first need (numbers in comma-separated lists).
+    comma_spaced: std::cell::OnceCell<Analysis>,
+}
+
+impl EvidenceText {
+    /// Reads `text`.
+    pub fn new(text: &str) -> Self {
+        EvidenceText {
+            text: text.to_string(),
+            analysis: Analysis::of(text),
+            comma_spaced: std::cell::OnceCell::new(),
         }
-        EvidenceKind::Quote => {
-            // A quote spans at least one shingle, so its words are hashed (fragments shorter
-            // than a shingle keep no hashes, and cannot hold it anyway).
-            let want = Fragment::new(evidence.text.clone()).hashes;
-            !want.is_empty()
-                && Analysis::of(text)
-                    .fragments
-                    .iter()
-                    .any(|f| f.hashes.windows(want.len()).any(|w| w == want.as_slice()))
-        }
-        EvidenceKind::RareTerm => {
-            let have: HashSet<String> = Analysis::of(text)
-                .terms()
-                .into_iter()
-                .map(|t| t.0)
-                .collect();
-            evidence
-                .text
-                .split(' ')
-                .all(|w| have.contains(&stem(&w.to_lowercase())))
+    }
+
+    /// The text read.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// [`contains_evidence`] on the text read.
+    pub fn contains(&self, evidence: &Evidence) -> bool {
+        match evidence.kind {
+            EvidenceKind::ToolCallId | EvidenceKind::Identifier | EvidenceKind::Number => {
+                let Some(key) = Analysis::of(&evidence.text).tokens.into_iter().next() else {
+                    return false;
+                };
+                // `121,239` is a thousands-grouped number in prose and two values in a TOON row
+                // or any comma-separated list: the evidence survived if either reading holds it.
+                self.analysis.keys.contains(&key.key)
+                    || (evidence.kind == EvidenceKind::Number
+                        && self.text.contains(',')
+                        && self
+                            .comma_spaced
+                            .get_or_init(|| Analysis::of(&self.text.replace(',', ", ")))
+                            .keys
+                            .contains(&key.key))
+            }
+            EvidenceKind::Quote => {
+                // A quote spans at least one shingle, so its words are hashed (fragments shorter
+                // than a shingle keep no hashes, and cannot hold it anyway).
+                let want = Fragment::new(evidence.text.clone()).hashes;
+                !want.is_empty()
+                    && self
+                        .analysis
+                        .fragments
+                        .iter()
+                        .any(|f| f.hashes.windows(want.len()).any(|w| w == want.as_slice()))
+            }
+            EvidenceKind::RareTerm => {
+                let have: HashSet<String> =
+                    self.analysis.terms().into_iter().map(|t| t.0).collect();
+                evidence
+                    .text
+                    .split(' ')
+                    .all(|w| have.contains(&stem(&w.to_lowercase())))
+            }
         }
     }
 }
