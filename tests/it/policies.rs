@@ -971,3 +971,34 @@ fn fuzz_regression_reported_token_counts_past_u64_max_saturate() {
         .any(|n| n == u64::MAX);
     assert!(saturated, "the fixture's counts add up past u64::MAX");
 }
+
+/// A memo shared by a trace's replays ([`TraceMemo`]: the fit's candidates) changes nothing:
+/// every built-in policy, replayed with a memo that earlier policies' replays filled, gives the
+/// replay without one, at two budgets.
+#[test]
+fn replays_sharing_a_memo_decide_as_replays_without_one() {
+    use memlens_core::policy::TraceMemo;
+    use memlens_core::references::detect;
+    use memlens_core::simulate::{simulate_trace, simulate_trace_with_memo};
+    let traces = shared("traces/tau-bench-gpt-4o-airline.json");
+    let prices = PriceTable::builtin();
+    for trace in traces.iter().step_by(10) {
+        let graph = detect(trace);
+        let memo = TraceMemo::new(trace.chunks.len());
+        for name in memlens_core::policy::BUILTIN {
+            let policy = PolicyConfig::builtin(name).expect("built-in");
+            for budget in [2000, 4000] {
+                let plain = simulate_trace(trace, &graph, &policy, budget, &prices).expect("sim");
+                let memo = Some(&memo);
+                let with = simulate_trace_with_memo(trace, &graph, &policy, budget, &prices, memo)
+                    .expect("sim");
+                assert_eq!(
+                    serde_json::to_string(&plain).expect("json"),
+                    serde_json::to_string(&with).expect("json"),
+                    "{name} at {budget} on {}",
+                    trace.id
+                );
+            }
+        }
+    }
+}

@@ -70,6 +70,7 @@ pub mod compaction;
 pub mod cost;
 pub mod diff;
 pub mod hindsight;
+mod memo;
 pub mod model;
 pub mod policy;
 pub mod recall;

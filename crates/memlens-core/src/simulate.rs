@@ -35,7 +35,7 @@ use crate::model::Call;
 use crate::model::{ChunkId, Trace};
 use crate::policy::validate::{check, Violation};
 use crate::policy::{
-    Decision, Engine, EngineOptions, EntryForm, Hindsight, PolicyConfig, PolicyError,
+    Decision, Engine, EngineOptions, EntryForm, Hindsight, PolicyConfig, PolicyError, TraceMemo,
 };
 use crate::references::{detect, AccessGraph, EvidenceText};
 use crate::tokens::{TokenCounter, REPLY_PRIMING_TOKENS};
@@ -237,6 +237,19 @@ pub fn simulate_trace(
     budget: u32,
     prices: &PriceTable,
 ) -> Result<TraceSim, PolicyError> {
+    simulate_trace_with_memo(trace, graph, policy, budget, prices, None)
+}
+
+/// [`simulate_trace`] reading chunk texts through `memo`, shared with the trace's other replays
+/// (the fit's candidates): the same result, the texts read once.
+pub fn simulate_trace_with_memo(
+    trace: &Trace,
+    graph: &AccessGraph,
+    policy: &PolicyConfig,
+    budget: u32,
+    prices: &PriceTable,
+    memo: Option<&TraceMemo>,
+) -> Result<TraceSim, PolicyError> {
     let price = trace
         .main_model()
         .and_then(|m| prices.lookup(m))
@@ -254,81 +267,89 @@ pub fn simulate_trace(
     let mut previous_sent: Vec<(Option<ChunkId>, u32)> = Vec::new();
     let mut previous_full: &[ChunkId] = &[];
     let mut read = HashMap::new();
-    replay(trace, graph, policy, budget, prices, |call, decision| {
-        let sent: Vec<(Option<ChunkId>, u32)> = decision
-            .entries
-            .iter()
-            .map(|e| (e.chunk, e.tokens))
-            .collect();
-        let prefix = sent
-            .iter()
-            .zip(&previous_sent)
-            .take_while(|(a, b)| a == b)
-            .map(|(a, _)| u64::from(a.1))
-            .sum::<u64>();
-        let full_prefix: u64 = call.input[..shared_prefix_len(previous_full, &call.input)]
-            .iter()
-            .map(|&id| u64::from(trace.chunk(id).tokens))
-            .sum();
-        let cached = cache.map_or(0, |m| m.cached_tokens(prefix));
-        let full_cached = cache.map_or(0, |m| m.cached_tokens(full_prefix));
-        let full_input = call
-            .input
-            .iter()
-            .map(|&id| u64::from(trace.chunk(id).tokens))
-            .sum::<u64>()
-            + u64::from(REPLY_PRIMING_TOKENS);
-        let output: u64 = call
-            .output
-            .iter()
-            .map(|&id| u64::from(trace.chunk(id).tokens))
-            .sum();
-        let cost = |input: u64, cached: u64| -> Option<f64> {
-            price.as_ref()?.call_usd(BilledTokens {
-                uncached_input: input.saturating_sub(cached),
-                cache_read: cached,
-                cache_write: 0,
-                output,
-            })
-        };
-        let cost_usd = cost(decision.tokens, cached).map(|c| c + decision.summary_cost_usd);
-        let full_cost_usd = cost(full_input, full_cached);
-        let misses = misses(trace, graph, call.index, &call.input, decision, &mut read);
-        // Checked for every policy: MemLens' own are held to zero, the incumbents' violations
-        // are what they do.
-        let violations = check(|id| trace.chunk(id), &call.input, decision);
-        let sim = CallSim {
-            index: call.index,
-            input_tokens: decision.tokens,
-            full_input_tokens: full_input,
-            cached_tokens: cached,
-            full_cached_tokens: full_cached,
-            cost_usd,
-            full_cost_usd,
-            compressions: decision.compressed.len() as u32,
-            evictions: decision.evicted.len() as u32,
-            retrievals: decision.retrieved.len() as u32,
-            misses,
-            violations,
-            over_budget: decision.over_budget,
-        };
-        totals.calls += 1;
-        totals.input_tokens += sim.input_tokens;
-        totals.full_input_tokens += sim.full_input_tokens;
-        totals.cost_usd = sum_opt(totals.cost_usd, sim.cost_usd);
-        totals.full_cost_usd = sum_opt(totals.full_cost_usd, sim.full_cost_usd);
-        totals.misses += sim.misses.len() as u64;
-        totals.calls_with_misses += u64::from(!sim.misses.is_empty());
-        totals.violations += sim.violations.len() as u64;
-        totals.over_budget_calls += u64::from(sim.over_budget);
-        totals.compressions += u64::from(sim.compressions);
-        totals.retrievals += u64::from(sim.retrievals);
-        totals.summary_cost_usd += decision.summary_cost_usd;
-        calls.push(sim);
-        previous_sent = sent;
-        previous_full = &call.input;
-        std::ops::ControlFlow::Continue(())
-    })?;
+    replay_with_memo(
+        trace,
+        graph,
+        policy,
+        budget,
+        prices,
+        memo,
+        |call, decision| {
+            let sent: Vec<(Option<ChunkId>, u32)> = decision
+                .entries
+                .iter()
+                .map(|e| (e.chunk, e.tokens))
+                .collect();
+            let prefix = sent
+                .iter()
+                .zip(&previous_sent)
+                .take_while(|(a, b)| a == b)
+                .map(|(a, _)| u64::from(a.1))
+                .sum::<u64>();
+            let full_prefix: u64 = call.input[..shared_prefix_len(previous_full, &call.input)]
+                .iter()
+                .map(|&id| u64::from(trace.chunk(id).tokens))
+                .sum();
+            let cached = cache.map_or(0, |m| m.cached_tokens(prefix));
+            let full_cached = cache.map_or(0, |m| m.cached_tokens(full_prefix));
+            let full_input = call
+                .input
+                .iter()
+                .map(|&id| u64::from(trace.chunk(id).tokens))
+                .sum::<u64>()
+                + u64::from(REPLY_PRIMING_TOKENS);
+            let output: u64 = call
+                .output
+                .iter()
+                .map(|&id| u64::from(trace.chunk(id).tokens))
+                .sum();
+            let cost = |input: u64, cached: u64| -> Option<f64> {
+                price.as_ref()?.call_usd(BilledTokens {
+                    uncached_input: input.saturating_sub(cached),
+                    cache_read: cached,
+                    cache_write: 0,
+                    output,
+                })
+            };
+            let cost_usd = cost(decision.tokens, cached).map(|c| c + decision.summary_cost_usd);
+            let full_cost_usd = cost(full_input, full_cached);
+            let misses = misses(trace, graph, call.index, &call.input, decision, &mut read);
+            // Checked for every policy: MemLens' own are held to zero, the incumbents' violations
+            // are what they do.
+            let violations = check(|id| trace.chunk(id), &call.input, decision);
+            let sim = CallSim {
+                index: call.index,
+                input_tokens: decision.tokens,
+                full_input_tokens: full_input,
+                cached_tokens: cached,
+                full_cached_tokens: full_cached,
+                cost_usd,
+                full_cost_usd,
+                compressions: decision.compressed.len() as u32,
+                evictions: decision.evicted.len() as u32,
+                retrievals: decision.retrieved.len() as u32,
+                misses,
+                violations,
+                over_budget: decision.over_budget,
+            };
+            totals.calls += 1;
+            totals.input_tokens += sim.input_tokens;
+            totals.full_input_tokens += sim.full_input_tokens;
+            totals.cost_usd = sum_opt(totals.cost_usd, sim.cost_usd);
+            totals.full_cost_usd = sum_opt(totals.full_cost_usd, sim.full_cost_usd);
+            totals.misses += sim.misses.len() as u64;
+            totals.calls_with_misses += u64::from(!sim.misses.is_empty());
+            totals.violations += sim.violations.len() as u64;
+            totals.over_budget_calls += u64::from(sim.over_budget);
+            totals.compressions += u64::from(sim.compressions);
+            totals.retrievals += u64::from(sim.retrievals);
+            totals.summary_cost_usd += decision.summary_cost_usd;
+            calls.push(sim);
+            previous_sent = sent;
+            previous_full = &call.input;
+            std::ops::ControlFlow::Continue(())
+        },
+    )?;
     totals.saved_tokens = totals.full_input_tokens as i64 - totals.input_tokens as i64;
     totals.saved_usd = match (totals.full_cost_usd, totals.cost_usd) {
         (Some(f), Some(c)) => Some(f - c),
@@ -365,6 +386,19 @@ pub fn replay<'t>(
     policy: &PolicyConfig,
     budget: u32,
     prices: &PriceTable,
+    each: impl FnMut(&'t Call, &Decision) -> std::ops::ControlFlow<()>,
+) -> Result<(), PolicyError> {
+    replay_with_memo(trace, graph, policy, budget, prices, None, each)
+}
+
+/// [`replay`] reading chunk texts through `memo` ([`TraceMemo`]).
+pub fn replay_with_memo<'t>(
+    trace: &'t Trace,
+    graph: &AccessGraph,
+    policy: &PolicyConfig,
+    budget: u32,
+    prices: &PriceTable,
+    memo: Option<&TraceMemo>,
     mut each: impl FnMut(&'t Call, &Decision) -> std::ops::ControlFlow<()>,
 ) -> Result<(), PolicyError> {
     let model = trace.main_model();
@@ -378,14 +412,20 @@ pub fn replay<'t>(
         .strategy
         .needs_hindsight()
         .then(|| hindsight(trace, graph));
-    let new_engine = || match &future {
-        Some(future) => Engine::with_hindsight(
-            policy.clone(),
-            options,
-            TokenCounter::for_model(model),
-            future,
-        ),
-        None => Engine::new(policy.clone(), options, TokenCounter::for_model(model)),
+    let new_engine = || {
+        let mut engine = match &future {
+            Some(future) => Engine::with_hindsight(
+                policy.clone(),
+                options,
+                TokenCounter::for_model(model),
+                future,
+            ),
+            None => Engine::new(policy.clone(), options, TokenCounter::for_model(model)),
+        }?;
+        if let Some(memo) = memo {
+            engine.set_memo(memo);
+        }
+        Ok::<Engine, PolicyError>(engine)
     };
     let mut engine = new_engine()?;
     for call in &trace.calls {

@@ -75,17 +75,20 @@ use ceiling::{choose, Ceiling};
 use field_drops::{choose_field_drops, with_field_drops};
 use memlens_core::cost::PriceTable;
 use memlens_core::model::Trace;
-use memlens_core::policy::{Cleanup, PolicyConfig, PolicyError};
+use memlens_core::policy::{Cleanup, PolicyConfig, PolicyError, TraceMemo};
 use memlens_core::references::{detect, AccessGraph};
 use memlens_core::value::{fit_weights, FitReport, Weights};
 use serde::Serialize;
 
-/// A trace with its access graph (found once: every replay of the trace reads it).
+/// A trace with its access graph (found once: every replay of the trace reads it) and what its
+/// replays read of its chunks once ([`TraceMemo`]: every candidate replays every trace).
 pub struct Case<'a> {
     /// The trace, counted.
     pub trace: &'a Trace,
     /// Its access graph.
     pub graph: AccessGraph,
+    /// Its chunks' texts as the engine read them, shared by its replays (and threads).
+    pub memo: TraceMemo,
 }
 
 /// Each trace with its access graph.
@@ -95,6 +98,7 @@ pub fn cases(traces: &[Trace]) -> Vec<Case<'_>> {
         .map(|trace| Case {
             trace,
             graph: detect(trace),
+            memo: TraceMemo::new(trace.chunks.len()),
         })
         .collect()
 }

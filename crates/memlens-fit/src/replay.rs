@@ -2,7 +2,7 @@
 
 use memlens_core::cost::PriceTable;
 use memlens_core::policy::PolicyConfig;
-use memlens_core::simulate::simulate_trace;
+use memlens_core::simulate::simulate_trace_with_memo;
 use serde::Serialize;
 
 use crate::{Case, FitError};
@@ -63,12 +63,13 @@ pub fn evaluate_each(
     cases
         .iter()
         .map(|case| {
-            let sim = simulate_trace(case.trace, &case.graph, policy, budget, prices).map_err(
-                |source| FitError::Policy {
-                    policy: policy.name.clone(),
-                    source,
-                },
-            )?;
+            let memo = Some(&case.memo);
+            let sim =
+                simulate_trace_with_memo(case.trace, &case.graph, policy, budget, prices, memo)
+                    .map_err(|source| FitError::Policy {
+                        policy: policy.name.clone(),
+                        source,
+                    })?;
             let t = &sim.totals;
             Ok(Outcome {
                 traces: 1,

@@ -12,5 +12,5 @@ pub mod validate;
 pub use config::{
     Cleanup, PolicyConfig, PolicyError, QuotaOrder, RunKind, StrategyKind, ToolRule, BUILTIN,
 };
-pub use engine::{ContextEntry, Decision, Engine, EngineOptions, EntryForm};
+pub use engine::{ContextEntry, Decision, Engine, EngineOptions, EntryForm, TraceMemo};
 pub use strategy::Hindsight;

@@ -106,8 +106,8 @@ impl Fragment {
 }
 
 /// Tokens, prose fragments and terms of one chunk.
-#[derive(Debug, Default)]
-pub(super) struct Analysis {
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Analysis {
     pub(super) tokens: Vec<Token>,
     pub(super) keys: HashSet<String>,
     pub(super) fragments: Vec<Fragment>,

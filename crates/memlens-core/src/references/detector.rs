@@ -4,9 +4,11 @@
 use super::analysis::Analysis;
 use super::graph::{AccessGraph, Evidence, EvidenceGroup, Reference};
 use super::{MAX_DF, MAX_REFERENCED, MIN_IDENT_LEN, QUOTE_MAX_DF, RARE_MAX_DF};
+use crate::memo::PerChunk;
 use crate::model::{Category, Chunk, ChunkId};
 use foldhash::{HashMap, HashSet};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// Postings of a key: the observed chunks that contain it, in observation order, until it becomes
 /// too common (then `common` and the list is dropped).
@@ -62,6 +64,8 @@ pub struct Detector {
     pub(super) system_shingles: HashSet<u64>,
     pub(super) system_terms: HashSet<String>,
     graph: AccessGraph,
+    /// Readings of chunk texts kept across replays of one trace, where a host gives them.
+    memo: Option<Arc<PerChunk<Analysis>>>,
 }
 
 impl Detector {
@@ -87,8 +91,22 @@ impl Detector {
     /// not a target: its tokens, quotes and terms are ignored as evidence from then on.
     pub fn observe(&mut self, chunk: &Chunk) {
         if !self.observed.contains_key(&chunk.id) {
-            self.add(chunk, Analysis::of(&chunk.content));
+            let a = self.read(chunk);
+            self.add(chunk, a);
         }
+    }
+
+    /// Keeps the readings of chunk texts in `memo`, shared with other replays of the same trace.
+    pub(crate) fn set_memo(&mut self, memo: Arc<PerChunk<Analysis>>) {
+        self.memo = Some(memo);
+    }
+
+    /// The chunk's text read: from the memo where it holds this chunk, else afresh.
+    fn read(&self, chunk: &Chunk) -> Analysis {
+        self.memo
+            .as_ref()
+            .and_then(|m| m.get(chunk, Analysis::of).cloned())
+            .unwrap_or_else(|| Analysis::of(&chunk.content))
     }
 
     fn add(&mut self, chunk: &Chunk, a: Analysis) {
@@ -168,7 +186,7 @@ impl Detector {
         let mut credited: BTreeMap<(ChunkId, ChunkId), Vec<Evidence>> = BTreeMap::new();
         let mut analyses = Vec::with_capacity(outputs.len());
         for out in outputs {
-            let a = Analysis::of(&out.content);
+            let a = self.read(out);
             for (evidence, ranked) in self.link(&a, &own) {
                 for &used in ranked.iter().take(MAX_REFERENCED) {
                     credited

@@ -102,6 +102,10 @@ pub use graph::{AccessGraph, Evidence, EvidenceGroup, EvidenceKind, Reference};
 use crate::model::{Chunk, Trace};
 use crate::text::stem;
 use analysis::{Analysis, Fragment};
+
+/// What the detector reads of a chunk's text, kept across replays by a memo
+/// ([`crate::simulate::TraceMemo`]).
+pub(crate) type ChunkReading = Analysis;
 use foldhash::HashSet;
 
 /// A token in more observed chunks than this is not distinctive; also the cap on the alternatives

@@ -3,12 +3,14 @@
 //! pins; and [`score_trace`], which scores a whole trace with it.
 
 use super::factors::{clamp01, decay, ChunkValue, Factors, Label, SanitizedWeights};
-use super::minhash::{analyze, hash_rows};
+use super::minhash::{analyze, hash_rows, Analysis};
 use super::score::{popularity_of_uses, Entry, FixedFactors, Tables};
 use super::{ValueConfig, LSH_BANDS, LSH_ROWS, MINHASH_HASHES};
+use crate::memo::PerChunk;
 use crate::model::{Category, Chunk, ChunkId, Trace};
 use crate::retrieval::{Bm25Index, QueryCache};
 use foldhash::{HashMap, HashMapExt};
+use std::sync::Arc;
 
 /// At most this many chunks are kept per LSH bucket (the earliest): bounds the comparisons per add
 /// when many similar chunks arrive. Exact repeats are never added to buckets (the first copy stands
@@ -49,7 +51,13 @@ pub struct ValueEngine {
     /// The popularity factor for 0, 1, 2... uses, as far as a ranking needed (an `exp` per chunk
     /// per turn otherwise); emptied when the config changes.
     popularity_by_uses: Vec<f32>,
+    /// Readings of chunk texts kept across replays of one trace, where a host gives them.
+    memo: Option<Arc<PerChunk<ChunkReading>>>,
 }
+
+/// What the engine reads of a chunk's text: its analysis and its estimated tokens, kept across
+/// replays by a memo ([`crate::simulate::TraceMemo`]).
+pub(crate) type ChunkReading = (Analysis, u32);
 
 impl Default for ValueEngine {
     fn default() -> Self {
@@ -73,6 +81,7 @@ impl ValueEngine {
             ranking_query: QueryCache::default(),
             decay_by_age: Vec::new(),
             popularity_by_uses: Vec::new(),
+            memo: None,
         }
     }
 
@@ -110,6 +119,11 @@ impl ValueEngine {
         self.slots.get(&chunk).map(|&s| s as usize)
     }
 
+    /// Keeps the readings of chunk texts in `memo`, shared with other replays of the same trace.
+    pub(crate) fn set_memo(&mut self, memo: Arc<PerChunk<ChunkReading>>) {
+        self.memo = Some(memo);
+    }
+
     /// Adds a chunk, available from call `added_at_call` (time `time_secs`, in seconds on any
     /// fixed clock, when known). Chunk ids are added in increasing order (redundancy is measured
     /// against the chunks added before); a repeated add is ignored.
@@ -121,8 +135,12 @@ impl ValueEngine {
         // A map, not a vector indexed by id: ids need not be dense (live engines, native files).
         self.slots.insert(chunk.id, slot);
 
-        let analysis = analyze(&chunk.content);
-        let estimate = estimate_tokens(&chunk.content);
+        let read = |text: &str| (analyze(text), estimate_tokens(text));
+        let (analysis, estimate) = self
+            .memo
+            .as_ref()
+            .and_then(|m| m.get(chunk, read).cloned())
+            .unwrap_or_else(|| read(&chunk.content));
         let (content_tokens, tokens_estimated) = if chunk.content_tokens > 0 {
             (chunk.content_tokens, false)
         } else {

@@ -6,7 +6,8 @@ use super::{MINHASH_HASHES, SHINGLE_WORDS};
 use crate::text;
 
 /// What the engine computes from a chunk's text once.
-pub(super) struct Analysis {
+#[derive(Debug, Clone)]
+pub(crate) struct Analysis {
     pub(super) distinct_terms: u32,
     pub(super) uniqueness: f64,
     pub(super) signature: Option<[u32; MINHASH_HASHES]>,

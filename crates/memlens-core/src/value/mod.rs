@@ -67,6 +67,7 @@ mod score;
 mod tests;
 
 pub use config::{default_category_weight, ValueConfig, Weights};
+pub(crate) use engine::ChunkReading;
 pub use engine::{score_trace, ValueEngine};
 pub use factors::{ChunkValue, Factors, Label};
 pub use fit::{agreement, fit_weights, FitReport, FIT_STEPS};

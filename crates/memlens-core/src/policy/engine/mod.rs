@@ -30,11 +30,31 @@ pub use decision::{ContextEntry, Decision, EngineOptions, EntryForm};
 
 use super::config::{PolicyConfig, PolicyError};
 use super::strategy::{self, Hindsight, Strategy};
+use crate::memo::PerChunk;
 use crate::model::{Chunk, ChunkId};
 use crate::tokens::TokenCounter;
 use crate::value::ValueEngine;
 use state::{State, Status};
 use std::sync::Arc;
+
+/// What the replays of one trace read of its chunks once and share (the fit replays every
+/// training trace under every candidate policy): the reference detector's and the value engine's
+/// readings of each chunk's text ([`crate::memo`]). Results are the same with or without it.
+#[derive(Debug, Clone)]
+pub struct TraceMemo {
+    references: Arc<PerChunk<crate::references::ChunkReading>>,
+    value: Arc<PerChunk<crate::value::ChunkReading>>,
+}
+
+impl TraceMemo {
+    /// An empty memo for a trace of `chunks` chunks, filled by its replays.
+    pub fn new(chunks: usize) -> Self {
+        TraceMemo {
+            references: Arc::new(PerChunk::new(chunks)),
+            value: Arc::new(PerChunk::new(chunks)),
+        }
+    }
+}
 
 /// The policy engine. See the module docs.
 #[derive(Clone)]
@@ -125,6 +145,13 @@ impl Engine {
     /// to what it sent from one that rewrote it.
     pub(crate) fn arrival(&self, chunk: ChunkId) -> Option<u64> {
         self.state.seq_of.get(&chunk).copied()
+    }
+
+    /// Reads chunk texts through `memo`, shared with the other replays of the same trace.
+    pub fn set_memo(&mut self, memo: &TraceMemo) {
+        self.state.memo = Some(memo.clone());
+        self.state.detector.set_memo(memo.references.clone());
+        self.state.value.set_memo(memo.value.clone());
     }
 
     /// Counts calls from `call` on: an engine a replay starts in the middle of a trace.

@@ -176,6 +176,8 @@ pub(crate) struct State {
     pub(crate) forgotten: Vec<ChunkId>,
     /// Chunks forgotten since the value engine and detector were last rebuilt.
     pub(crate) forgotten_since_rebuild: usize,
+    /// Readings of chunk texts shared with other replays of the trace ([`super::Engine::set_memo`]).
+    pub(crate) memo: Option<super::TraceMemo>,
     /// `next_seq` when the latest context was listed, while its entries still hold for the
     /// items it covered: `None` once an item's status, text or tokens changed (every operation
     /// that changes one clears it), and for a context with summaries or retrieved chunks. Then a
@@ -251,6 +253,7 @@ impl State {
             forgetting: false,
             forgotten: Vec::new(),
             forgotten_since_rebuild: 0,
+            memo: None,
             emitted: None,
         })
     }
@@ -561,6 +564,10 @@ impl State {
         let fresh = ValueEngine::new(self.value.config().clone());
         let old_value = std::mem::replace(&mut self.value, fresh);
         let old_detector = std::mem::take(&mut self.detector);
+        if let Some(memo) = &self.memo {
+            self.detector.set_memo(memo.references.clone());
+            self.value.set_memo(memo.value.clone());
+        }
         for item in &self.items {
             let id = item.id;
             if old_detector.contains(id) {
