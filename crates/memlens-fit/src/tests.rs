@@ -371,16 +371,21 @@ fn at_a_zero_ceiling_a_threshold_one_trace_binds_is_kept_below_its_edge() {
     assert!(kept_below.train.saved() <= at_edge.train.saved());
 }
 
-#[test]
-fn cross_validation_holds_out_every_trace_once() {
-    let traces: Vec<Trace> = (0..6).map(trace).collect();
-    let cases = cases(&traces);
-    let options = FitOptions {
+/// A small grid (two thresholds, one size exponent) at budget 300: folds in seconds.
+fn small_grid() -> FitOptions {
+    FitOptions {
         budget: 300,
         thresholds: vec![0.2, 0.4],
         size_exponents: vec![0.0],
         ..FitOptions::default()
-    };
+    }
+}
+
+#[test]
+fn cross_validation_holds_out_every_trace_once() {
+    let traces: Vec<Trace> = (0..6).map(trace).collect();
+    let cases = cases(&traces);
+    let options = small_grid();
     let folds = cross_validate(&cases, 3, &options, &PriceTable::builtin()).expect("folds");
     assert_eq!(folds.len(), 3);
     let held = total(folds.iter().map(|f| f.validation));
@@ -406,12 +411,7 @@ fn cross_validation_holds_out_every_trace_once() {
 fn fits_side_by_side_equal_fits_one_by_one() {
     let traces: Vec<Trace> = (0..6).map(trace).collect();
     let cases = cases(&traces);
-    let options = FitOptions {
-        budget: 300,
-        thresholds: vec![0.2, 0.4],
-        size_exponents: vec![0.0],
-        ..FitOptions::default()
-    };
+    let options = small_grid();
     let prices = PriceTable::builtin();
     let (fitted, folds) = fit_and_validate(&cases, 3, &options, &prices).expect("fits");
     let all: Vec<&Case> = cases.iter().collect();
